@@ -1,0 +1,1 @@
+"""api package (public API re-exported here by the integrator)."""

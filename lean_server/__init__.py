@@ -1,0 +1,1 @@
+"""lean_server package (public API re-exported here by the integrator)."""

@@ -1,0 +1,1 @@
+"""prover package (public API re-exported here by the integrator)."""
