@@ -22,17 +22,22 @@ class ProofTask(BaseModel):
         description="The complete sorry-stub: header + preamble + the target declaration ending in `:= by sorry`."
     )
     informal: str | None = Field(default=None, description="Informal statement, if known (prompts use it).")
-    benchmark: str | None = Field(default=None, description="Benchmark name, for the retrieval leakage guard.")
+    benchmark: str | None = Field(
+        default=None, description="Benchmark name, for the retrieval leakage guard."
+    )
     split: str | None = Field(default=None, description="Benchmark split, for the retrieval leakage guard.")
     target: str | None = Field(
-        default=None, description="Name of the declaration to prove (default: the last sorry-ed theorem/lemma)."
+        default=None,
+        description="Name of the declaration to prove (default: the last sorry-ed theorem/lemma).",
     )
 
 
 class Budget(BaseModel):
     """Caps, with the anchors' definitions: pass@32 = 32 attempts, repairs included."""
 
-    max_attempts: int = Field(default=32, ge=1, description="LLM generations (samples + repair rounds), or tactic tries.")
+    max_attempts: int = Field(
+        default=32, ge=1, description="LLM generations (samples + repair rounds), or tactic tries."
+    )
     max_repair_rounds: int = Field(default=2, ge=0, description="Repair rounds per sampled attempt.")
     max_tokens: int | None = Field(default=None, ge=1, description="Prompt + completion tokens, all calls.")
     max_compile_calls: int | None = Field(default=None, ge=1, description="Lean checks.")
@@ -79,7 +84,9 @@ class Attempt(BaseModel):
     completion_tokens: int = 0
     seconds: float = 0.0
     error: str | None = Field(default=None, description="Why no candidate was produced, if so.")
-    memory_hits: list[str] = Field(default_factory=list, description="Ids of retrieved proofs shown to the model.")
+    memory_hits: list[str] = Field(
+        default_factory=list, description="Ids of retrieved proofs shown to the model."
+    )
 
 
 class ProofOutcome(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from api.cli import register as register_api
+from lean_server.audit_cli import register as register_audit
 from lean_server.cli import register as register_lean_server
 from prover.cli import register as register_prover
 from prover.eval.cli import register as register_eval
@@ -27,7 +28,8 @@ def build_app() -> typer.Typer:
     for register in (
         register_stack,  # run
         register_setup,  # setup-lean
-        register_lean_server,  # lean-server, check, audit
+        register_lean_server,  # lean-server, check
+        register_audit,  # audit
         register_prover,  # prove
         register_api,  # serve, worker, keys
         register_eval,  # eval, eval-report

@@ -67,6 +67,19 @@ class Settings(BaseSettings):
     lean_bin: str | None = Field(
         default=None, description="`lean` executable for the one-shot backend (default: found via elan / PATH)."
     )
+    lean_probe_url: str = Field(
+        default="https://github.com",
+        description="URL setup-lean probes (3 s) to decide up front whether the network is reachable.",
+    )
+    repl_git_url: str = Field(
+        default="https://github.com/leanprover-community/repl", description="Git URL of the Lean REPL."
+    )
+    mathlib_git_url: str = Field(
+        default="https://github.com/leanprover-community/mathlib4", description="Git URL of Mathlib."
+    )
+    elan_home: Path | None = Field(
+        default=None, description="Where elan lives (default: $ELAN_HOME or ~/.elan)."
+    )
 
     # ---- lean_server pool ----------------------------------------------------------------
     lean_server_url: str | None = Field(
@@ -124,6 +137,21 @@ class Settings(BaseSettings):
     job_result_ttl_s: int = Field(default=7 * 24 * 3600, description="How long job records and results live.")
     job_max_retries: int = Field(default=3, description="Attempts for infrastructure failures.")
     worker_concurrency: int = Field(default=8, description="Jobs a worker process runs at once.")
+    worker_batch_concurrency: int | None = Field(
+        default=None, description="Batch-queue jobs a worker runs at once (default: worker_concurrency)."
+    )
+    job_heartbeat_s: int = Field(default=30, ge=1, description="A running job not heard from this long is swept.")
+    job_retry_delay_s: float = Field(default=2.0, ge=0, description="First retry delay (infrastructure failures).")
+    job_retry_backoff_max_s: float = Field(default=120.0, gt=0, description="Largest retry delay (exponential).")
+    worker_sweep_s: float = Field(default=10.0, gt=0, description="How often workers look for stuck jobs.")
+    worker_abort_poll_s: float = Field(default=0.5, gt=0, description="How often workers look for cancelled jobs.")
+    job_events_maxlen: int = Field(default=2000, ge=10, description="Events kept per job stream (approximate).")
+    sse_block_ms: int = Field(default=5000, ge=10, description="Longest Redis block while streaming events.")
+    api_key_rate_per_s: float = Field(default=20.0, ge=0, description="Default per-key request rate (0 = none).")
+    api_key_burst: int = Field(default=60, ge=1, description="Default per-key burst (token bucket size).")
+    api_key_max_active_jobs: int = Field(default=256, ge=0, description="Default unfinished jobs per key (0 = none).")
+    api_key_daily_jobs: int = Field(default=10_000, ge=0, description="Default jobs per key per UTC day (0 = none).")
+    deadletter_maxlen: int = Field(default=10_000, ge=10, description="Entries kept in the dead-letter stream.")
 
     # ---- evaluation ------------------------------------------------------------------------
     benchmarks_dir: Path | None = Field(

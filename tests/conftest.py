@@ -113,7 +113,7 @@ def settings(tmp_path: Path, redis_url: str, redis_prefix: str, fake_repl_argv: 
         lean_repl_cmd=shlex.join(fake_repl_argv),
         lean_bin=None,
         llm_base_url=None,
-        _env_file=None,  # type: ignore[call-arg]
+        _env_file=None,
     )
 
 

@@ -1,0 +1,62 @@
+"""What a job kind is: a params model, an async ``run(params, ctx)``, and what it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from lean_server.checker import Checker, Priority
+from sorryless.config import Settings
+
+
+class Resources(Protocol):
+    """Per-worker-process shared clients, created on first use."""
+
+    async def checker(self) -> Checker: ...
+
+    async def prover(self) -> Any: ...
+
+
+EmitFn = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class KindContext:
+    """What a running job may use."""
+
+    settings: Settings
+    job_id: str
+    attempt: int
+    priority: Priority
+    resources: Resources
+    emit: EmitFn
+
+    async def progress(self, **data: Any) -> None:
+        await self.emit("progress", data)
+
+
+class KindOutcome(BaseModel):
+    """What a kind's ``run`` returns. ``failed`` is a job that ran and failed on its own terms."""
+
+    status: Literal["succeeded", "failed"] = "succeeded"
+    result: dict[str, Any] = Field(default_factory=dict)
+    certificate: dict[str, Any] | None = None
+    cost: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+RunFn = Callable[[Any, KindContext], Awaitable[KindOutcome]]
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """One job kind: ``name``, its params model (extra fields forbidden), its ``run``."""
+
+    name: str
+    params_model: type[BaseModel]
+    run: RunFn
+    description: str
+    default_queue: Literal["interactive", "batch"] = "interactive"

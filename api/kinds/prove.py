@@ -1,0 +1,100 @@
+"""``prove``: find proofs for a sorry-stub (or the sorries of a file) with the prover runner."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from api.kinds.base import JobKind, KindContext, KindOutcome
+from prover.types import Budget, Cost, ProofOutcome, ProofTask, ProverEvent
+from sorryless.config import LLMProfileName
+
+
+class ProveParams(BaseModel):
+    """Parameters of a ``prove`` job: exactly one of ``statement`` and ``file``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    statement: str | None = Field(
+        default=None, min_length=1, description="A complete sorry-stub: header + the declaration ending in `:= by sorry`."
+    )
+    file: str | None = Field(default=None, min_length=1, description="A Lean file whose sorried declarations to prove.")
+    targets: list[str] | None = Field(
+        default=None,
+        max_length=64,
+        description="Declarations of `file` to prove, one task each (default: the last sorried theorem).",
+    )
+    informal: str | None = Field(default=None, description="Informal statement, shown to the model.")
+    strategy: str | None = Field(default=None, description="Prover strategy (default from settings).")
+    budget: Budget | None = Field(default=None, description="Caps on attempts, tokens, compile calls and wall time.")
+    profile: LLMProfileName | None = Field(default=None, description="Model profile (prompt/extraction family).")
+    environment: Literal["default"] = Field(
+        default="default", description="Lean environment: the worker's configured toolchain + Mathlib."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ProveParams:
+        if (self.statement is None) == (self.file is None):
+            raise ValueError("give exactly one of `statement` and `file`")
+        if self.targets is not None and self.file is None:
+            raise ValueError("`targets` needs `file`")
+        return self
+
+
+def _tasks(params: ProveParams, job_id: str) -> list[ProofTask]:
+    if params.statement is not None:
+        return [ProofTask(id=job_id, statement=params.statement, informal=params.informal)]
+    assert params.file is not None
+    if not params.targets:
+        return [ProofTask(id=job_id, statement=params.file, informal=params.informal)]
+    return [ProofTask(id=f"{job_id}:{t}", statement=params.file, informal=params.informal, target=t)
+            for t in params.targets]
+
+
+def _proof_view(outcome: ProofOutcome) -> dict[str, Any]:
+    return {
+        "task_id": outcome.task_id,
+        "solved": outcome.solved,
+        "proof": outcome.proof,
+        "stopped": outcome.stopped,
+        "strategy": outcome.strategy,
+        "model": outcome.model,
+        "attempts": len(outcome.attempts),
+        "error": outcome.error,
+        "certificate": outcome.certificate.model_dump(mode="json") if outcome.certificate else None,
+    }
+
+
+async def run(params: ProveParams, ctx: KindContext) -> KindOutcome:
+    runner = await ctx.resources.prover()
+    budget = params.budget or Budget(max_attempts=ctx.settings.prover_default_budget)
+
+    async def forward(event: ProverEvent) -> None:
+        await ctx.emit("progress", {"source": "prover", **event.model_dump(mode="json")})
+
+    outcomes: list[ProofOutcome] = []
+    total = Cost()
+    for task in _tasks(params, ctx.job_id):
+        outcome: ProofOutcome = await runner.prove(
+            task, strategy=params.strategy, budget=budget, profile=params.profile, on_event=forward
+        )
+        outcomes.append(outcome)
+        total.add(outcome.cost)
+    proofs = [_proof_view(o) for o in outcomes]
+    solved = all(o.solved for o in outcomes)
+    certificate = proofs[0]["certificate"] if len(proofs) == 1 else None
+    return KindOutcome(
+        status="succeeded",
+        result={"solved": solved, "solved_count": sum(o.solved for o in outcomes), "proofs": proofs},
+        certificate=certificate,
+        cost=total.model_dump(mode="json"),
+    )
+
+
+KIND = JobKind(
+    name="prove",
+    params_model=ProveParams,
+    run=run,
+    description="Prove a sorry-stub (or a file's sorries) and return verified proofs with certificates.",
+)

@@ -1,0 +1,372 @@
+"""The job queue: the only module that knows saq.
+
+Two saq queues, ``interactive`` and ``batch`` (saq names ``<prefix>:interactive`` and
+``<prefix>:batch``), served by workers with separate concurrency so batch work never starves
+interactive work. Every saq job gets explicit ``timeout``, ``heartbeat``, ``retries``,
+``retry_delay``, ``retry_backoff`` and ``ttl`` (saq's defaults are 10 s and no retry).
+
+Submitting is one Lua script round trip that, atomically: honours the Idempotency-Key, refuses
+when the queue is deeper than ``queue_max_depth`` or the key is over its active-job cap or daily
+quota, writes each job record (:mod:`api.store`), its first event, the indexes, and the saq job
+exactly as saq's own enqueue script would (job body, ``incomplete`` zset, ``queued`` list).
+So a job is acknowledged only when both its record and its queue entry exist, and never one
+without the other.
+
+Terminal saq transitions are reconciled with the job record through a ``finish`` hook: a job
+whose worker died (swept after its heartbeat stopped) is retried by saq while it has attempts
+left, and is failed with a dead-letter entry when it has none; a saq abort becomes "cancelled".
+
+Redis persistence: ``appendonly yes`` + ``appendfsync everysec`` (see :mod:`api.store`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+from saq import Job, Status, Worker
+from saq.queue.redis import RedisQueue
+
+from api.errors import QueueError
+from api.keyspace import QUEUE_NAMES, Keyspace
+from lean_server.checker import Priority
+from sorryless.config import Settings
+from sorryless.logging import get_logger
+
+log = get_logger(__name__)
+
+JOB_FUNCTION = "sorryless_job"
+CANCELLED_ERROR = "cancelled by client"
+QueueName = Literal["interactive", "batch"]
+
+# KEYS: 1 idem, 2 saq queued, 3 saq incomplete, 4 jobs index, 5 owner index, 6 active set,
+#       7 quota, 8 batch index, 9 batch record, 10 stats; then per job: record, saq job, events
+# ARGV: 1 use idem, 2 request hash, 3 answer id, 4 max depth, 5 max active, 6 daily quota,
+#       7 ttl, 8 score, 9 events maxlen, 10 n jobs, 11 batch record json, 12 quota ttl;
+#       then per job: job id, record json, saq payload, event json
+_SUBMIT = """
+if ARGV[1] == '1' then
+  local seen = redis.call('GET', KEYS[1])
+  if seen then
+    local sep = string.find(seen, '|', 1, true)
+    local hash = string.sub(seen, 1, sep - 1)
+    local id = string.sub(seen, sep + 1)
+    if hash == ARGV[2] then return {'existing', id} end
+    return {'conflict', id}
+  end
+end
+local n = tonumber(ARGV[10])
+local depth = redis.call('LLEN', KEYS[2])
+if depth + n > tonumber(ARGV[4]) then return {'busy', tostring(depth)} end
+if tonumber(ARGV[5]) > 0 then
+  local active = redis.call('SCARD', KEYS[6])
+  if active + n > tonumber(ARGV[5]) then return {'active', tostring(active)} end
+end
+if tonumber(ARGV[6]) > 0 then
+  local used = tonumber(redis.call('GET', KEYS[7]) or '0')
+  if used + n > tonumber(ARGV[6]) then return {'quota', tostring(used)} end
+end
+local ttl = tonumber(ARGV[7])
+for i = 0, n - 1 do
+  local k = 10 + 3 * i
+  local a = 12 + 4 * i
+  local record = cjson.decode(ARGV[a + 2])
+  for field, value in pairs(record) do redis.call('HSET', KEYS[k + 1], field, value) end
+  redis.call('EXPIRE', KEYS[k + 1], ttl)
+  redis.call('XADD', KEYS[k + 3], 'MAXLEN', '~', ARGV[9], '*', 'type', 'queued', 'data', ARGV[a + 4])
+  redis.call('EXPIRE', KEYS[k + 3], ttl)
+  redis.call('SET', KEYS[k + 2], ARGV[a + 3])
+  redis.call('ZADD', KEYS[3], 0, KEYS[k + 2])
+  redis.call('RPUSH', KEYS[2], KEYS[k + 2])
+  redis.call('ZADD', KEYS[4], ARGV[8], ARGV[a + 1])
+  redis.call('ZADD', KEYS[5], ARGV[8], ARGV[a + 1])
+  if ARGV[11] ~= '' then redis.call('ZADD', KEYS[8], i, ARGV[a + 1]) end
+  if tonumber(ARGV[5]) > 0 then redis.call('SADD', KEYS[6], ARGV[a + 1]) end
+end
+if ARGV[11] ~= '' then
+  local batch = cjson.decode(ARGV[11])
+  for field, value in pairs(batch) do redis.call('HSET', KEYS[9], field, value) end
+  redis.call('EXPIRE', KEYS[9], ttl)
+  redis.call('EXPIRE', KEYS[8], ttl)
+end
+if tonumber(ARGV[6]) > 0 then
+  redis.call('INCRBY', KEYS[7], n)
+  redis.call('EXPIRE', KEYS[7], ARGV[12])
+end
+redis.call('HINCRBY', KEYS[10], 'submitted', n)
+if ARGV[1] == '1' then redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[3], 'EX', ttl) end
+return {'created', ARGV[3]}
+"""
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One job to enqueue: its record fields (see :func:`api.store.new_record_fields`)."""
+
+    job_id: str
+    queue: QueueName
+    record: dict[str, str]
+
+
+@dataclass(frozen=True)
+class SubmitLimits:
+    max_active_jobs: int = 0
+    daily_jobs: int = 0
+
+
+@dataclass(frozen=True)
+class SubmitAnswer:
+    """``created`` / ``existing`` (idempotent replay) / ``conflict`` / ``busy`` / ``active`` / ``quota``."""
+
+    outcome: str
+    value: str
+
+
+@dataclass(frozen=True)
+class AttemptInfo:
+    """What a running job knows about its delivery."""
+
+    number: int
+    max_attempts: int
+    worker_id: str
+    priority: Priority
+    heartbeat: Callable[[], Awaitable[None]]
+
+    @property
+    def final(self) -> bool:
+        return self.number >= self.max_attempts
+
+
+class JobExecutor:
+    """What the workers call (implemented in :mod:`api.worker`)."""
+
+    async def execute(self, job_id: str, attempt: AttemptInfo) -> dict[str, Any]:  # pragma: no cover
+        raise NotImplementedError
+
+
+FinishHook = Callable[[str, str, str | None], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class QueueDepth:
+    queued: int
+    active: int
+    scheduled: int
+    oldest_age_s: float | None
+
+
+class _Queue(RedisQueue):
+    """saq's RedisQueue plus a hook on terminal transitions and a shorter sweep wait."""
+
+    def __init__(self, redis: Any, name: str, on_finish: FinishHook | None, sweep_abort_wait_s: float) -> None:
+        super().__init__(redis, name=name)
+        self._on_finish = on_finish
+        self._sweep_abort_wait_s = sweep_abort_wait_s
+
+    async def sweep(self, lock: int = 60, abort: float = 5.0) -> list[str]:
+        return await super().sweep(lock, abort=self._sweep_abort_wait_s)
+
+    async def finish(self, job: Job, status: Status, *, result: Any = None, error: str | None = None,
+                     **kwargs: Any) -> None:
+        await super().finish(job, status, result=result, error=error, **kwargs)
+        if self._on_finish is None or status == Status.COMPLETE:
+            return
+        if status == Status.ABORTED and error == self.swept_error_message and job.retryable:
+            return  # the sweeper retries it right after this
+        try:
+            await self._on_finish(job.key, status.value, error)
+        except Exception:  # a hook failure must not break saq's bookkeeping
+            log.exception("finish hook failed", job_id=job.key)
+
+
+class _Worker(Worker):  # type: ignore[type-arg]
+    SIGNALS: list[Any] = []  # noqa: RUF012 - run_workers handles signals for all queues at once
+
+
+class JobQueue:
+    """Enqueue, cancel, inspect and serve jobs."""
+
+    def __init__(self, settings: Settings, *, on_finish: FinishHook | None = None) -> None:
+        self._settings = settings
+        self._keys = Keyspace(settings.redis_key_prefix)
+        self._redis: aioredis.Redis = aioredis.Redis.from_url(settings.redis_url)
+        sweep_wait = min(5.0, max(0.5, settings.worker_sweep_s / 2))
+        self._queues: dict[str, _Queue] = {
+            name: _Queue(self._redis, self._keys.queue_name(name), on_finish, sweep_wait) for name in QUEUE_NAMES
+        }
+        self._submit = self._redis.register_script(_SUBMIT)
+
+    async def aclose(self) -> None:
+        await self._redis.aclose()
+
+    def _saq_job(self, queue: _Queue, job_id: str, now_ms: int) -> Job:
+        s = self._settings
+        job = Job(
+            function=JOB_FUNCTION,
+            kwargs={"job_id": job_id},
+            queue=queue,
+            key=job_id,
+            timeout=int(s.job_timeout_s) + 60,  # the worker enforces job_timeout_s itself; this is the backstop
+            heartbeat=s.job_heartbeat_s,
+            retries=max(1, s.job_max_retries),
+            ttl=s.job_result_ttl_s,
+            retry_delay=s.job_retry_delay_s,
+            retry_backoff=s.job_retry_backoff_max_s,
+        )
+        job.queued = now_ms
+        job.status = Status.QUEUED
+        return job
+
+    async def submit(
+        self,
+        jobs: Sequence[Submission],
+        *,
+        owner: str,
+        limits: SubmitLimits,
+        idempotency_key: str | None = None,
+        request_hash: str = "",
+        batch: dict[str, str] | None = None,
+    ) -> SubmitAnswer:
+        """Create records and enqueue, atomically (all jobs or none)."""
+        if not jobs:
+            raise QueueError("nothing to submit")
+        queue_name = jobs[0].queue
+        if any(j.queue != queue_name for j in jobs):
+            raise QueueError("one submission goes to one queue")
+        queue = self._queues[queue_name]
+        k = self._keys
+        now = time.time()
+        now_ms = int(now * 1000)
+        day = time.strftime("%Y%m%d", time.gmtime(now))
+        scope = "batch" if batch else "job"
+        answer_id = batch["id"] if batch else jobs[0].job_id
+        keys = [
+            k.idempotency(owner, scope, idempotency_key) if idempotency_key else k.unused,
+            queue.namespace("queued"),
+            queue.namespace("incomplete"),
+            k.jobs_index,
+            k.owner_index(owner),
+            k.active(owner),
+            k.quota(owner, day),
+            k.batch_jobs(batch["id"]) if batch else k.unused,
+            k.batch(batch["id"]) if batch else k.unused,
+            k.stats,
+        ]
+        args: list[Any] = [
+            "1" if idempotency_key else "0", request_hash, answer_id, self._settings.queue_max_depth,
+            limits.max_active_jobs, limits.daily_jobs, self._settings.job_result_ttl_s, now_ms,
+            self._settings.job_events_maxlen, len(jobs), json.dumps(batch) if batch else "", 2 * 86400,
+        ]
+        for sub in jobs:
+            saq_job = self._saq_job(queue, sub.job_id, now_ms)
+            keys += [k.job(sub.job_id), saq_job.id, k.events(sub.job_id)]
+            event = json.dumps({"queue": sub.queue, "kind": sub.record.get("kind")})
+            args += [sub.job_id, json.dumps(sub.record), queue.serialize(saq_job), event]
+        try:
+            outcome, value = await self._submit(keys=keys, args=args)
+        except RedisError as exc:
+            raise QueueError(f"could not enqueue: {exc}") from exc
+        return SubmitAnswer(outcome=_text(outcome), value=_text(value))
+
+    async def abort(self, job_id: str, queue_name: str) -> None:
+        """Cancel a saq job: dequeued when waiting, CancelledError in its handler when running."""
+        queue = self._queues[queue_name]
+        job = await queue.job(job_id)
+        if job is None or job.status in (Status.COMPLETE, Status.FAILED, Status.ABORTED):
+            return
+        await queue.abort(job, error=CANCELLED_ERROR)
+
+    async def depth(self, queue_name: str) -> QueueDepth:
+        queue = self._queues[queue_name]
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.llen(queue.namespace("queued"))
+            pipe.llen(queue.namespace("active"))
+            pipe.zcard(queue.namespace("incomplete"))
+            pipe.lindex(queue.namespace("queued"), 0)
+            queued, active, incomplete, head = await pipe.execute()
+        oldest: float | None = None
+        if head is not None:
+            body = await self._redis.get(head)
+            if body:
+                queued_ms = json.loads(body).get("queued") or 0
+                oldest = max(0.0, time.time() - queued_ms / 1000) if queued_ms else None
+        return QueueDepth(queued=queued, active=active, scheduled=max(0, incomplete - queued - active),
+                          oldest_age_s=oldest)
+
+    async def workers(self, queue_name: str) -> dict[str, dict[str, Any]]:
+        """Live workers (their heartbeat key has not expired) and their stats."""
+        info = await self._queues[queue_name].info()
+        return {wid: dict(w) for wid, w in info["workers"].items()}
+
+    async def ping(self) -> bool:
+        return bool(await self._redis.ping())
+
+    async def run_workers(
+        self,
+        executor: JobExecutor,
+        *,
+        queues: Sequence[str] = QUEUE_NAMES,
+        concurrency: int | None = None,
+        batch_concurrency: int | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> None:
+        """Serve the given queues until ``stop`` is set or this coroutine is cancelled."""
+        s = self._settings
+        interactive_n = concurrency or s.worker_concurrency
+        batch_n = batch_concurrency or s.worker_batch_concurrency or interactive_n
+        metadata = {"host": socket.gethostname(), "pid": os.getpid()}
+        workers: list[_Worker] = []
+        for name in queues:
+            queue = self._queues[name]
+            priority = Priority.INTERACTIVE if name == "interactive" else Priority.BATCH
+            workers.append(
+                _Worker(
+                    queue,
+                    functions=[(JOB_FUNCTION, _job_function(executor, priority))],
+                    concurrency=interactive_n if name == "interactive" else batch_n,
+                    timers=cast(Any, {"sweep": s.worker_sweep_s, "abort": s.worker_abort_poll_s,
+                                      "worker_info": 5, "schedule": 1}),
+                    shutdown_grace_period_s=None,
+                    cancellation_hard_deadline_s=5.0,
+                    metadata=metadata,
+                )
+            )
+        tasks = [asyncio.create_task(w.start(), name=f"saq-worker-{w.queue.name}") for w in workers]
+        try:
+            if stop is None:
+                await asyncio.gather(*tasks)
+            else:
+                await stop.wait()
+        finally:
+            for worker in workers:
+                await worker.stop()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _job_function(executor: JobExecutor, priority: Priority) -> Callable[..., Awaitable[dict[str, Any]]]:
+    async def sorryless_job(ctx: dict[str, Any], *, job_id: str) -> dict[str, Any]:
+        job: Job = ctx["job"]
+        worker: Worker = ctx["worker"]  # type: ignore[type-arg]
+
+        async def heartbeat() -> None:
+            await job.update()
+
+        attempt = AttemptInfo(number=job.attempts, max_attempts=job.retries, worker_id=str(worker.id),
+                              priority=priority, heartbeat=heartbeat)
+        return await executor.execute(job_id, attempt)
+
+    return sorryless_job
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

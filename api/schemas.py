@@ -1,0 +1,200 @@
+"""Request and response models of the gateway (every field documented for OpenAPI)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from api.kinds import JobKind
+from api.store import JobRecord, JobStatus
+
+QueueName = Literal["interactive", "batch"]
+MAX_BATCH_JOBS = 1000
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Stable machine-readable error code, e.g. `not_found`, `rate_limited`.")
+    message: str = Field(description="Human-readable explanation.")
+    detail: Any = Field(default=None, description="Extra structured detail (validation errors, limits).")
+
+
+class ErrorResponse(BaseModel):
+    """The one error shape of the API."""
+
+    error: ErrorDetail
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` entries documenting error answers with the error model."""
+    text = {
+        400: "Malformed request (invalid JSON, invalid UTF-8, bad header).",
+        401: "Missing or invalid API key.",
+        403: "The key may not do this (admin only).",
+        404: "No such resource (or not yours).",
+        409: "Conflict (Idempotency-Key reused with another body; job already finished).",
+        413: "Request body larger than the limit.",
+        422: "The body does not validate (unknown kind or field, wrong type).",
+        429: "Rate limit, concurrency cap, daily quota or queue backpressure; see Retry-After.",
+        503: "A dependency (Redis) is unavailable; nothing was accepted.",
+    }
+    return {code: {"model": ErrorResponse, "description": text[code]} for code in codes}
+
+
+class JobView(BaseModel):
+    """A job: its request, state, result and cost."""
+
+    id: str = Field(description="Job id.")
+    kind: str = Field(description="Job kind (`verify`, `prove`, ...).")
+    status: JobStatus = Field(description="queued, running, succeeded, failed or cancelled.")
+    queue: QueueName = Field(description="Queue it runs on.")
+    batch_id: str | None = Field(default=None, description="Batch it belongs to, if any.")
+    params: dict[str, Any] = Field(description="The validated params of the kind.")
+    metadata: dict[str, str] = Field(default_factory=dict, description="Client tags given at submit.")
+    result: dict[str, Any] | None = Field(default=None, description="Kind-specific result (when finished).")
+    certificate: dict[str, Any] | None = Field(
+        default=None, description="The verification certificate (verify; prove of one statement when solved)."
+    )
+    cost: dict[str, Any] | None = Field(default=None, description="What was spent (prove: the prover's Cost).")
+    error: dict[str, Any] | None = Field(default=None, description="Why the job failed or was cancelled.")
+    attempts: int = Field(description="Deliveries so far (infrastructure retries included).")
+    created_at: float = Field(description="Unix seconds when accepted.")
+    started_at: float | None = Field(default=None, description="Unix seconds when the last delivery started.")
+    finished_at: float | None = Field(default=None, description="Unix seconds when it reached a final state.")
+
+    @classmethod
+    def of(cls, record: JobRecord) -> JobView:
+        return cls.model_validate(record.model_dump(exclude={"owner", "request_hash", "worker", "result_writes"}))
+
+
+class JobSummary(BaseModel):
+    """A job in a listing."""
+
+    id: str
+    kind: str
+    status: JobStatus
+    queue: QueueName
+    batch_id: str | None = None
+    created_at: float
+    finished_at: float | None = None
+
+
+class JobList(BaseModel):
+    items: list[JobSummary] = Field(description="Newest first.")
+    next_cursor: str | None = Field(default=None, description="Pass as `cursor` for the next page; null at the end.")
+
+
+class JobAccepted(BaseModel):
+    id: str = Field(description="Job id.")
+    status: JobStatus = Field(description="Status at the time of the answer.")
+    location: str = Field(description="URL of the job.")
+    events: str = Field(description="URL of its Server-Sent Events stream.")
+
+
+class CancelAnswer(BaseModel):
+    id: str
+    status: JobStatus = Field(description="`cancelled`.")
+
+
+class BatchAccepted(BaseModel):
+    id: str = Field(description="Batch id.")
+    job_ids: list[str] = Field(description="Ids of its jobs, in request order.")
+    location: str
+
+
+class BatchJobState(BaseModel):
+    id: str
+    kind: str
+    status: JobStatus
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+class BatchView(BaseModel):
+    id: str
+    created_at: float
+    total: int = Field(description="Jobs in the batch.")
+    counts: dict[str, int] = Field(description="Jobs per status.")
+    done: bool = Field(description="Every job reached a final state.")
+    progress: float = Field(description="Fraction of jobs finished, 0..1.")
+    jobs: list[BatchJobState] = Field(description="Per-job state and result, in request order.")
+
+
+class KeyLimits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rate_per_s: float | None = Field(default=None, ge=0, le=100_000, description="Requests per second (0 = none).")
+    burst: int | None = Field(default=None, ge=1, le=1_000_000, description="Token bucket size.")
+    max_active_jobs: int | None = Field(default=None, ge=0, le=1_000_000, description="Unfinished jobs (0 = none).")
+    daily_jobs: int | None = Field(default=None, ge=0, le=100_000_000, description="Jobs per UTC day (0 = none).")
+
+
+class KeyCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, description="Who or what the key is for.")
+    limits: KeyLimits = Field(default_factory=KeyLimits, description="Overrides of the default limits.")
+
+
+class KeyView(BaseModel):
+    id: str
+    name: str
+    created_at: float
+    revoked: bool
+    rate_per_s: float
+    burst: int
+    max_active_jobs: int
+    daily_jobs: int
+
+
+class KeyCreated(KeyView):
+    key: str = Field(description="The secret API key. Shown once; only its hash is stored.")
+
+
+class CheckResult(BaseModel):
+    status: Literal["ok", "degraded", "unavailable", "down", "unconfigured"]
+    detail: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Health(BaseModel):
+    status: Literal["ok", "degraded", "down"] = Field(description="down: Redis unreachable; degraded: a dependency is.")
+    checks: dict[str, CheckResult] = Field(description="redis, queue, workers, lean, llm.")
+
+
+def job_request_models(kinds: dict[str, JobKind]) -> list[type[BaseModel]]:
+    """One request model per kind: ``{"kind": <name>, "params": <kind params>, "queue"?, "metadata"?}``."""
+    models: list[type[BaseModel]] = []
+    for name, kind in kinds.items():
+        title = "".join(part.capitalize() for part in name.replace("-", "_").split("_"))
+        model = create_model(
+            f"{title}JobRequest",
+            __config__=ConfigDict(extra="forbid"),
+            __doc__=kind.description,
+            kind=(Literal[name], Field(description="Job kind.")),  # type: ignore[arg-type]
+            params=(kind.params_model, Field(description="Parameters of this kind.")),
+            queue=(QueueName | None, Field(default=None, description="interactive (default) or batch.")),
+            metadata=(
+                dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=256)]] | None,
+                Field(default=None, max_length=32, description="Client tags, echoed back."),
+            ),
+        )
+        models.append(model)
+    return models
+
+
+def job_request_type(kinds: dict[str, JobKind]) -> Any:
+    """The discriminated union of the kinds' request models (the body of POST /v1/jobs)."""
+    models = job_request_models(kinds)
+    if len(models) == 1:
+        return models[0]
+    return Annotated[Union[tuple(models)], Field(discriminator="kind")]  # noqa: UP007
+
+
+def batch_request_type(job_type: Any) -> type[BaseModel]:
+    return create_model(
+        "BatchRequest",
+        __config__=ConfigDict(extra="forbid"),
+        jobs=(list[job_type], Field(min_length=1, max_length=MAX_BATCH_JOBS, description="The jobs.")),
+        queue=(QueueName, Field(default="batch", description="Queue of every job of the batch (a job naming another is refused).")),
+    )

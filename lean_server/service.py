@@ -1,0 +1,362 @@
+"""``LeanService``: the in-process :class:`~lean_server.checker.Checker`.
+
+cache -> pool (REPL, or one-shot ``lean`` when no REPL is configured) -> compile + axioms tiers
+-> trust tiers -> optional one-shot re-check of a PASS -> one :class:`Certificate` per snippet,
+yielded in completion order. Identical snippets of one batch are checked once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import re
+import time
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lean_server import trust
+from lean_server.backend import Backend, CompileUnit
+from lean_server.cache import ResultCache, cache_key
+from lean_server.checker import BacklogFull, Priority, Snippet
+from lean_server.feedback import goal_at_first_error, render_feedback
+from lean_server.header import SplitCode, split_header
+from lean_server.oneshot import OneShotBackend
+from lean_server.policy import Policy, resolve_policy
+from lean_server.pool import PoolStats, ReplPool
+from lean_server.protocol import ReplStatus
+from lean_server.tiers import axiom_commands, evaluate, theorem_names
+from lean_server.verdict import Certificate, EnvironmentStamp, TierResult, Verdict, combine, content_hash
+from sorryless.config import Settings
+from sorryless.logging import get_logger
+
+log = get_logger(__name__)
+
+_LATENCY_SAMPLES = 2000
+_VERSION_RE = re.compile(r"version (\d+\.\d+\.\d+[^\s,]*)")
+
+
+@dataclass(slots=True)
+class RawResult:
+    """Compile-only answer for the Kimina-compatible endpoints."""
+
+    response: dict[str, Any] | None
+    """The REPL response, positions in the original code, no appended commands."""
+    error: str | None = None
+    time: float = 0.0
+    diagnostics: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class _Job:
+    snippet: Snippet
+    policy: Policy | None
+    policy_error: str | None
+    split: SplitCode | None
+    key: str
+    recheck: bool
+    duplicates: list[Snippet] = field(default_factory=list)
+
+
+class LeanService:
+    """Checks snippets with a header-keyed REPL pool (or one-shot ``lean``) and the verdict tiers."""
+
+    def __init__(self, settings: Settings, *, trust_hooks: bool = True) -> None:
+        self.settings = settings
+        self.trust_hooks = trust_hooks
+        argv = settings.repl_argv()
+        self.pool: ReplPool | None = ReplPool(settings, argv) if argv else None
+        self.oneshot = OneShotBackend(settings)
+        self.primary: Backend = self.pool if self.pool is not None else self.oneshot
+        self.cache = ResultCache(settings)
+        self.stamp = EnvironmentStamp(backend=self.primary.name)
+        self._started = False
+        self._active = 0
+        self._verdicts: Counter[str] = Counter()
+        self._latencies: deque[float] = deque(maxlen=_LATENCY_SAMPLES)
+
+    # ---- lifecycle ------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        if self.pool is not None:
+            await self.pool.start()
+        self.stamp = await self._environment_stamp()
+
+    async def aclose(self) -> None:
+        if self.pool is not None:
+            await self.pool.aclose()
+        await self.cache.aclose()
+        self._started = False
+
+    async def _environment_stamp(self) -> EnvironmentStamp:
+        lean_env = _optional("sorryless.lean_env")
+        read_lock = getattr(lean_env, "read_lock", None)
+        lock = None
+        if callable(read_lock):
+            try:
+                lock = read_lock(self.settings)
+            except Exception as exc:  # a broken lock file must not stop the service
+                log.warning("cannot read the lean lock file", error=str(exc)[:200])
+        if lock is not None:
+            return EnvironmentStamp(
+                backend=self.primary.name,
+                lean_version=getattr(lock, "lean_version", None),
+                toolchain=getattr(lock, "toolchain", None),
+                mathlib_commit=getattr(lock, "mathlib_commit", None),
+                repl_commit=getattr(lock, "repl_commit", None),
+            )
+        version = await self._oneshot_version() if self.pool is None else None
+        return EnvironmentStamp(backend=self.primary.name, lean_version=version)
+
+    async def _oneshot_version(self) -> str | None:
+        if self.oneshot.argv is None:
+            return None
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.oneshot.argv,
+                "--version",
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            out, _ = await asyncio.wait_for(proc.communicate(), 20)
+        except (OSError, TimeoutError):
+            return None
+        match = _VERSION_RE.search(out.decode("utf-8", "replace"))
+        return match.group(1) if match else None
+
+    # ---- checking -----------------------------------------------------------------------
+    async def check(
+        self, snippets: Sequence[Snippet], *, priority: Priority = Priority.INTERACTIVE
+    ) -> AsyncIterator[Certificate]:
+        """One certificate per snippet, in completion order (raises BacklogFull before any)."""
+        if not self._started:
+            await self.start()
+        jobs = self._plan(snippets)
+        self._admit(len(jobs))
+        self._active += len(jobs)
+        done: asyncio.Queue[Certificate] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        tasks = [loop.create_task(self._run_job(job, priority, done)) for job in jobs]
+        try:
+            for _ in range(len(snippets)):
+                yield await done.get()
+        finally:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _plan(self, snippets: Sequence[Snippet]) -> list[_Job]:
+        jobs: dict[str, _Job] = {}
+        for snippet in snippets:
+            policy: Policy | None
+            try:
+                policy = resolve_policy(snippet.policy, snippet.policy_overrides)
+                error = None
+            except ValueError as exc:
+                policy, error = None, f"invalid policy: {exc}"
+            recheck = self.settings.lean_recheck_passing if snippet.recheck is None else snippet.recheck
+            if policy is not None:
+                key = cache_key(
+                    self.stamp, snippet.code, policy, snippet.stub, trust=self.trust_hooks, recheck=recheck
+                )
+            else:
+                key = content_hash(f"invalid\0{snippet.code}\0{snippet.policy}\0{snippet.policy_overrides}")
+            existing = jobs.get(key)
+            if existing is not None:
+                existing.duplicates.append(snippet)
+                continue
+            split = split_header(snippet.code) if policy is not None else None
+            jobs[key] = _Job(snippet, policy, error, split, key, recheck)
+        return list(jobs.values())
+
+    def _admit(self, n: int) -> None:
+        capacity = self.pool.max_processes if self.pool is not None else 1
+        limit = self.settings.lean_backlog_limit + capacity
+        if self._active + n > limit:
+            raise BacklogFull(self._retry_after(capacity))
+
+    def _retry_after(self, capacity: int) -> float:
+        mean = sum(self._latencies) / len(self._latencies) if self._latencies else 1.0
+        return float(min(60.0, max(1.0, mean * self._active / max(1, capacity))))
+
+    async def _run_job(self, job: _Job, priority: Priority, done: asyncio.Queue[Certificate]) -> None:
+        try:
+            try:
+                cert = await self._certify(job, priority)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # never lose a snippet: report it
+                log.exception("check failed", snippet=job.snippet.id)
+                cert = self._infra_certificate(job, f"internal error: {type(exc).__name__}: {exc}")
+            self._verdicts[cert.verdict.value] += 1
+            done.put_nowait(cert)
+            for dup in job.duplicates:
+                self._verdicts[cert.verdict.value] += 1
+                done.put_nowait(cert.model_copy(update={"id": dup.id, "cached": True}))
+        finally:
+            self._active -= 1
+
+    def _infra_certificate(self, job: _Job, reason: str) -> Certificate:
+        return Certificate(
+            id=job.snippet.id,
+            verdict=Verdict.INFRA_ERROR,
+            reasons=[reason],
+            policy=job.policy or Policy(),
+            statement_hash=content_hash(job.snippet.stub) if job.snippet.stub else None,
+            proof_hash=content_hash(job.snippet.code),
+            environment=self.stamp,
+        )
+
+    async def _certify(self, job: _Job, priority: Priority) -> Certificate:
+        t_start = time.monotonic()
+        snippet = job.snippet
+        if job.policy is None or job.split is None:
+            return self._infra_certificate(job, job.policy_error or "invalid request")
+        policy = job.policy
+        if snippet.use_cache:
+            hit = await self.cache.get(job.key)
+            if hit is not None:
+                return hit.model_copy(
+                    update={
+                        "id": snippet.id,
+                        "cached": True,
+                        "timings": {"cache": time.monotonic() - t_start},
+                    }
+                )
+        if len(snippet.code.encode("utf-8")) > self.settings.lean_max_code_bytes:
+            return self._infra_certificate(job, f"code larger than {self.settings.lean_max_code_bytes} bytes")
+
+        names = theorem_names(snippet.code)
+        timeout_s = snippet.timeout_s or self.settings.lean_check_timeout_s
+        unit = CompileUnit(snippet.code, job.split, axiom_commands(names), timeout_s, priority)
+        outcome = await self.primary.compile(unit)
+        report = evaluate(outcome, code=snippet.code, names=names, policy=policy, stub=snippet.stub)
+        tiers = list(report.tiers)
+        timings = {k: v for k, v in outcome.timings.items()}
+        axiom_tier = next((t for t in tiers if t.tier == "axioms"), None)
+        timings["axioms"] = axiom_tier.seconds if axiom_tier is not None else 0.0
+
+        if self.trust_hooks and outcome.status is ReplStatus.OK:
+            t0 = time.monotonic()
+            tiers.extend(self._trust_tiers(snippet, policy))
+            timings["trust"] = time.monotonic() - t0
+
+        verdict, _ = combine(tiers)
+        if verdict is Verdict.PASS and job.recheck and self.pool is not None and self.oneshot.available:
+            t0 = time.monotonic()
+            tiers.append(await self._recheck(unit, names, policy, snippet.stub))
+            timings["recheck"] = time.monotonic() - t0
+        verdict, reasons = combine(tiers)
+
+        goal = goal_at_first_error(report.messages, report.sorries) if verdict is not Verdict.PASS else None
+        timings["total"] = time.monotonic() - t_start
+        cert = Certificate(
+            id=snippet.id,
+            verdict=verdict,
+            reasons=reasons,
+            tiers=tiers,
+            policy=policy,
+            statement_hash=content_hash(snippet.stub) if snippet.stub else None,
+            proof_hash=content_hash(snippet.code),
+            environment=self.stamp,
+            messages=report.messages,
+            sorries=report.sorries,
+            axioms=report.axioms,
+            goal_at_first_error=goal,
+            feedback=render_feedback(report.messages, reasons, goal, verdict=verdict.value),
+            violations=[v for t in tiers for v in t.details.get("violations", ()) if isinstance(v, dict)],
+            timings=timings,
+        )
+        self._latencies.append(timings["total"])
+        if snippet.use_cache:
+            await self.cache.put(job.key, cert)
+        return cert
+
+    def _trust_tiers(self, snippet: Snippet, policy: Policy) -> list[TierResult]:
+        try:
+            return trust.trust_tiers(snippet.code, snippet.stub, policy)
+        except Exception as exc:
+            log.exception("trust tiers failed", snippet=snippet.id)
+            return [
+                TierResult(
+                    tier="legality",
+                    ok=False,
+                    verdict=Verdict.INFRA_ERROR,
+                    reasons=[f"trust checker failed: {type(exc).__name__}: {exc}"],
+                )
+            ]
+
+    async def _recheck(
+        self, unit: CompileUnit, names: list[str], policy: Policy, stub: str | None
+    ) -> TierResult:
+        outcome = await self.oneshot.compile(unit)
+        report = evaluate(outcome, code=unit.code, names=names, policy=policy, stub=stub)
+        verdict, reasons = combine(report.tiers)
+        if verdict is not Verdict.PASS:
+            reasons = [f"one-shot re-check: {r}" for r in reasons] or ["one-shot re-check failed"]
+        return TierResult(
+            tier="recheck",
+            ok=verdict is Verdict.PASS,
+            verdict=verdict,
+            reasons=reasons,
+            seconds=outcome.timings.get("compile", 0.0),
+            details={"backend": self.oneshot.name, "axioms": report.axioms},
+        )
+
+    # ---- Kimina-compatible low level ------------------------------------------------------------
+    async def run_raw(
+        self, code: str, *, timeout_s: float | None = None, priority: Priority = Priority.BATCH
+    ) -> RawResult:
+        """Compile only (no axioms, no trust): the REPL response with positions mapped back."""
+        if not self._started:
+            await self.start()
+        t0 = time.monotonic()
+        self._admit(1)
+        self._active += 1
+        try:
+            unit = CompileUnit(
+                code, split_header(code), "", timeout_s or self.settings.lean_check_timeout_s, priority
+            )
+            outcome = await self.primary.compile(unit)
+        finally:
+            self._active -= 1
+        elapsed = time.monotonic() - t0
+        if outcome.status is ReplStatus.OK and outcome.response is not None:
+            return RawResult(outcome.response, None, elapsed)
+        return RawResult(None, outcome.detail or outcome.status.value, elapsed)
+
+    # ---- introspection --------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        backends: dict[str, Any] = {"oneshot": self.oneshot.health()}
+        if self.pool is not None:
+            backends["repl"] = self.pool.health()
+        return {
+            "status": "ok" if (self.pool is not None or self.oneshot.available) else "unavailable",
+            "primary": self.primary.name,
+            "backends": backends,
+            "environment": self.stamp.model_dump(mode="json"),
+            "active_checks": self._active,
+            "trust_hooks": self.trust_hooks,
+        }
+
+    def stats(self) -> PoolStats:
+        stats = self.pool.stats() if self.pool is not None else PoolStats(backend=self.primary.name)
+        stats.cache_hits = self.cache.hits
+        stats.cache_misses = self.cache.misses
+        stats.verdicts = dict(self._verdicts)
+        stats.check_latencies = list(self._latencies)
+        stats.active = self._active
+        return stats
+
+
+def _optional(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None

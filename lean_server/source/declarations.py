@@ -1,0 +1,522 @@
+"""Split tokenized Lean 4 source into commands: header commands and declarations.
+
+A command starts at a top-level command keyword (``theorem``, ``def``, ``axiom``, ``#eval``,
+``macro``, ``namespace``, ``end``, …), at its attribute block ``@[…]`` or at a modifier
+(``private``, ``noncomputable``, ``unsafe``, ``local``, ``scoped`` …) that leads to one. Keywords that
+can never occur inside a term or tactic block split commands wherever they are: Lean's parser stops
+a term at them, so a bracket left open cannot hide a command from this splitter. ``open`` and
+``set_option`` also exist as tactics and terms (``open Nat in simp``), so they start a command only
+at column 0 or when no declaration body is open.
+
+A command ending in ``in`` (``open Real in``, ``set_option maxRecDepth 999 in``) is a prefix of the
+next one and is kept on it (:attr:`Command.prefixes`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lean_server.source.tokens import Comment, LineIndex, Token, tokenize
+
+DECLARATION_KINDS: frozenset[str] = frozenset(
+    {
+        "theorem",
+        "lemma",
+        "def",
+        "abbrev",
+        "instance",
+        "axiom",
+        "opaque",
+        "example",
+        "structure",
+        "class",
+        "inductive",
+        "coinductive",
+        "irreducible_def",
+        "alias",
+    }
+)
+SYNTAX_KINDS: frozenset[str] = frozenset(
+    {
+        "macro",
+        "macro_rules",
+        "syntax",
+        "elab",
+        "elab_rules",
+        "notation",
+        "infix",
+        "infixl",
+        "infixr",
+        "prefix",
+        "postfix",
+        "declare_syntax_cat",
+        "simproc",
+        "dsimproc",
+        "simproc_decl",
+        "dsimproc_decl",
+        "binder_predicate",
+    }
+)
+HEADER_KINDS: frozenset[str] = frozenset(
+    {
+        "import",
+        "prelude",
+        "open",
+        "set_option",
+        "namespace",
+        "section",
+        "end",
+        "universe",
+        "variable",
+        "include",
+        "omit",
+        "export",
+        "attribute",
+        "mutual",
+    }
+)
+OTHER_COMMANDS: frozenset[str] = frozenset(
+    {
+        "run_cmd",
+        "run_elab",
+        "run_meta",
+        "initialize",
+        "builtin_initialize",
+        "deriving",
+        "add_decl_doc",
+        "assert_not_exists",
+        "suppress_compilation",
+        "unseal",
+        "seal",
+        "register_option",
+        "register_simp_attr",
+        "compile_inductive",
+        "termination_by_default",
+    }
+)
+# Keywords that split commands wherever they appear.
+_ALWAYS_SPLIT: frozenset[str] = (DECLARATION_KINDS | SYNTAX_KINDS | HEADER_KINDS | OTHER_COMMANDS) - {
+    "open",
+    "set_option",
+    "deriving",
+}
+MODIFIERS: frozenset[str] = frozenset({"private", "protected", "noncomputable", "unsafe", "partial", "nonrec"})
+_SCOPE_PREFIXES = frozenset({"local", "scoped"})
+_OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "@[": "]", "⟦": "⟧"}
+_CLOSE_BRACKETS = frozenset(_OPEN_BRACKETS.values())
+_NAMELESS_KINDS = frozenset({"example"})
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Half-open ``[start, end)`` range of token indices into :attr:`SourceFile.tokens`."""
+
+    start: int
+    end: int
+
+    def __bool__(self) -> bool:
+        return self.end > self.start
+
+
+@dataclass(slots=True)
+class Declaration:
+    """One command: a declaration (``theorem``, ``def`` …), a header command, or any other command.
+
+    ``name`` is the full name (current namespace prepended, ``_root_.`` stripped); ``short_name``
+    is the name as written. ``binders``, ``type`` and ``body`` are token spans (empty when absent).
+    ``line``/``column`` are those of the command's first token (attributes and modifiers included).
+    """
+
+    kind: str
+    tokens: Span
+    keyword_index: int
+    line: int
+    column: int
+    start: int
+    end: int
+    name: str | None = None
+    short_name: str | None = None
+    modifiers: tuple[str, ...] = ()
+    attributes: tuple[str, ...] = ()
+    scope: str | None = None  # "local" / "scoped" prefix
+    prefixes: tuple[str, ...] = ()  # normalized `… in` prefix commands
+    namespace: str = ""
+    open_context: tuple[str, ...] = ()  # normalized open commands in effect
+    options_context: tuple[tuple[str, str], ...] = ()  # (option, value) set globally before it
+    binders: Span = field(default_factory=lambda: Span(0, 0))
+    type: Span = field(default_factory=lambda: Span(0, 0))
+    body: Span = field(default_factory=lambda: Span(0, 0))
+
+    @property
+    def is_declaration(self) -> bool:
+        return self.kind in DECLARATION_KINDS
+
+    @property
+    def is_theorem(self) -> bool:
+        return self.kind in ("theorem", "lemma")
+
+
+@dataclass(slots=True)
+class SourceFile:
+    """A parsed Lean file: tokens, comments and the commands in order."""
+
+    text: str
+    tokens: list[Token]
+    comments: list[Comment]
+    commands: list[Declaration]
+    line_index: LineIndex
+
+    @property
+    def declarations(self) -> list[Declaration]:
+        return [c for c in self.commands if c.is_declaration]
+
+    @property
+    def header(self) -> list[Declaration]:
+        """Header commands before the first non-header command."""
+        out: list[Declaration] = []
+        for c in self.commands:
+            if c.kind not in HEADER_KINDS:
+                break
+            out.append(c)
+        return out
+
+    @property
+    def imports(self) -> list[str]:
+        return [self.tokens[i].text for c in self.commands if c.kind == "import" for i in _range(c.tokens)[1:2]]
+
+    def token_texts(self, span: Span) -> list[str]:
+        return [t.text for t in self.tokens[span.start : span.end]]
+
+    def command_tokens(self, command: Declaration) -> list[Token]:
+        return self.tokens[command.tokens.start : command.tokens.end]
+
+    def source_of(self, command: Declaration) -> str:
+        return self.text[command.start : command.end]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        return self.line_index.position(offset)
+
+
+def _range(span: Span) -> range:
+    return range(span.start, span.end)
+
+
+def _is_command_start(tokens: list[Token], i: int, in_body: bool) -> bool:
+    tok = tokens[i]
+    text = tok.text
+    if tok.kind == "keyword_hash":
+        return True
+    if tok.kind == "symbol":
+        return text == "@["
+    if tok.kind != "ident":
+        return False
+    if text in _ALWAYS_SPLIT:
+        return True
+    if text in ("open", "set_option"):
+        return tok.column == 0 or not in_body
+    if text == "deriving":
+        return i + 1 < len(tokens) and tokens[i + 1].text == "instance"
+    if text in MODIFIERS or text in _SCOPE_PREFIXES:
+        j = i + 1
+        while j < len(tokens):
+            t = tokens[j].text
+            if t in MODIFIERS or t in _SCOPE_PREFIXES:
+                j += 1
+            elif t == "[" and text == "scoped":  # scoped[NS] notation
+                j = _skip_brackets(tokens, j)
+            else:
+                break
+        return j < len(tokens) and tokens[j].kind == "ident" and tokens[j].text in _ALWAYS_SPLIT
+    return False
+
+
+def _skip_brackets(tokens: list[Token], i: int) -> int:
+    """Index after the bracket group opening at ``i`` (nesting respected; end of file if unclosed)."""
+    depth = 0
+    n = len(tokens)
+    while i < n:
+        t = tokens[i]
+        if t.kind == "symbol":
+            if t.text in _OPEN_BRACKETS:
+                depth += 1
+            elif t.text in _CLOSE_BRACKETS:
+                depth -= 1
+                if depth <= 0:
+                    return i + 1
+        i += 1
+    return n
+
+
+def _split(tokens: list[Token]) -> list[tuple[int, int]]:
+    """Token index ranges of the commands."""
+    bounds: list[int] = []
+    i = 0
+    n = len(tokens)
+    in_body = False
+    while i < n:
+        tok = tokens[i]
+        if _is_command_start(tokens, i, in_body):
+            bounds.append(i)
+            # Consume the command's prefix (attributes, modifiers) and its keyword.
+            j = i
+            while j < n:
+                t = tokens[j]
+                if t.text == "@[":
+                    j = _skip_brackets(tokens, j)
+                elif t.text in MODIFIERS or t.text in _SCOPE_PREFIXES:
+                    j += 1
+                    if t.text == "scoped" and j < n and tokens[j].text == "[":
+                        j = _skip_brackets(tokens, j)
+                else:
+                    break
+            if j >= n:
+                break
+            kw = tokens[j].text
+            j += 1
+            if kw == "attribute" and j < n and tokens[j].text == "[":
+                j = _skip_brackets(tokens, j)
+            elif kw in ("class", "deriving") and j < n and tokens[j].text in ("inductive", "abbrev", "instance"):
+                j += 1
+            in_body = kw in DECLARATION_KINDS or kw in SYNTAX_KINDS or kw.startswith("#") or kw in OTHER_COMMANDS
+            i = max(j, i + 1)
+            continue
+        i += 1
+    if not bounds or bounds[0] != 0:
+        bounds.insert(0, 0)
+    bounds.append(n)
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def _normalized(tokens: list[Token]) -> str:
+    return " ".join(t.text for t in tokens)
+
+
+class _Scope:
+    __slots__ = ("kind", "name", "opens", "options")
+
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+        self.opens: list[str] = []
+        self.options: list[tuple[str, str]] = []
+
+
+def _decl_name_and_sig(tokens: list[Token], kind: str, k: int, end: int) -> tuple[str | None, int]:
+    """The written name (or None) and the index where the signature starts."""
+    i = k + 1
+    if kind in _NAMELESS_KINDS or i >= end:
+        return None, i
+    if kind == "instance":
+        if tokens[i].text == "(" and i + 1 < end and tokens[i + 1].text == "priority":
+            i = _skip_brackets(tokens, i)
+        if i < end and tokens[i].kind == "ident" and tokens[i].text not in ("where", "extends"):
+            name = tokens[i].text
+            i += 1
+        else:
+            return None, i
+    elif tokens[i].kind == "ident":
+        name = tokens[i].text
+        i += 1
+    else:
+        return None, i
+    # universe parameters: foo.{u, v}
+    if i + 1 < end and tokens[i].text == "." and tokens[i + 1].text == "{" and tokens[i].start == tokens[i - 1].end:
+        i = _skip_brackets(tokens, i + 1)
+    return name, i
+
+
+_LET_WORDS = frozenset({"let", "letI", "have", "haveI", "set"})
+
+
+def _is_match_alternative(tokens: list[Token], i: int, end: int) -> bool:
+    """Whether the line-leading ``|`` at ``i`` starts ``| pat => …`` (not an absolute value ``|x|``)."""
+    for j in range(i + 1, end):
+        text = tokens[j].text
+        if text == "=>":
+            return True
+        if text in ("|", ":="):
+            return False
+    return False
+
+
+def _signature_spans(tokens: list[Token], sig: int, end: int) -> tuple[Span, Span, Span]:
+    """(binders, type, body) spans of a declaration whose signature starts at ``sig``.
+
+    The signature ends at the first ``:=`` at bracket depth 0 that does not belong to a
+    ``let``/``have`` inside the type, at ``where``/``extends``/``deriving``, or at a line-leading
+    ``| pat =>`` alternative (equation-compiler style).
+    """
+    depth = 0
+    colon = -1
+    stop = end
+    body_start = end
+    pending_lets = 0
+    i = sig
+    while i < end:
+        t = tokens[i]
+        text = t.text
+        if t.kind == "symbol":
+            if text in _OPEN_BRACKETS:
+                depth += 1
+            elif text in _CLOSE_BRACKETS:
+                depth = max(0, depth - 1)
+            elif depth == 0:
+                if text == ":=":
+                    if pending_lets:
+                        pending_lets -= 1
+                    else:
+                        stop, body_start = i, i + 1
+                        break
+                elif text == ":" and colon < 0:
+                    colon = i
+                elif (
+                    text == "|"
+                    and i > sig
+                    and tokens[i - 1].line < t.line
+                    and _is_match_alternative(tokens, i, end)
+                ):
+                    stop, body_start = i, i
+                    break
+        elif depth == 0 and t.kind == "ident":
+            if text in ("where", "extends", "deriving"):
+                stop, body_start = i, i
+                break
+            if text in _LET_WORDS and colon >= 0:
+                pending_lets += 1
+        i += 1
+    if colon < 0:
+        return Span(sig, stop), Span(stop, stop), Span(body_start, end)
+    return Span(sig, colon), Span(colon + 1, stop), Span(body_start, end)
+
+
+def _attributes(tokens: list[Token], a: int, b: int) -> list[str]:
+    """Attribute entries of ``@[…]`` / ``attribute […]`` groups in tokens[a:b], comma separated."""
+    out: list[str] = []
+    i = a
+    while i < b:
+        if tokens[i].text in ("@[", "[") and (tokens[i].text == "@[" or (i > 0 and tokens[i - 1].text == "attribute")):
+            close = _skip_brackets(tokens, i)
+            depth = 0
+            current: list[str] = []
+            for t in tokens[i + 1 : close - 1]:
+                if t.text in _OPEN_BRACKETS:
+                    depth += 1
+                elif t.text in _CLOSE_BRACKETS:
+                    depth -= 1
+                if t.text == "," and depth == 0:
+                    out.append(" ".join(current))
+                    current = []
+                else:
+                    current.append(t.text)
+            if current:
+                out.append(" ".join(current))
+            i = close
+        else:
+            i += 1
+    return out
+
+
+def parse(text: str) -> SourceFile:
+    """Tokenize and split ``text`` into commands with names, namespaces and contexts."""
+    tokens, comments = tokenize(text)
+    line_index = LineIndex(text)
+    scopes: list[_Scope] = [_Scope("root", "")]
+    commands: list[Declaration] = []
+    pending_prefixes: list[str] = []
+    for a, b in _split(tokens):
+        first = tokens[a]
+        k = a
+        modifiers: list[str] = []
+        scope_prefix: str | None = None
+        while k < b:
+            t = tokens[k].text
+            if t == "@[":
+                k = _skip_brackets(tokens, k)
+            elif t in MODIFIERS:
+                modifiers.append(t)
+                k += 1
+            elif t in _SCOPE_PREFIXES:
+                scope_prefix = t
+                k += 1
+                if t == "scoped" and k < b and tokens[k].text == "[":
+                    k = _skip_brackets(tokens, k)
+            else:
+                break
+        if k >= b:
+            k = a
+        kw_tok = tokens[k]
+        kind = kw_tok.text if kw_tok.kind in ("ident", "keyword_hash") else "unknown"
+        kw_last = k
+        if kind == "class" and k + 1 < b and tokens[k + 1].text in ("inductive", "abbrev"):
+            kind = tokens[k + 1].text
+            kw_last = k + 1
+        elif kind == "deriving":
+            kind = "deriving_instance"
+        elif kind not in _ALWAYS_SPLIT and not kind.startswith("#") and kind not in ("open", "set_option"):
+            kind = "unknown"
+        last_is_in = b - a >= 2 and tokens[b - 1].text == "in" and kind not in DECLARATION_KINDS
+        namespace = ".".join(s.name for s in scopes if s.name)
+        cmd = Declaration(
+            kind=kind,
+            tokens=Span(a, b),
+            keyword_index=k,
+            line=first.line,
+            column=first.column,
+            start=first.start,
+            end=tokens[b - 1].end,
+            modifiers=tuple(modifiers),
+            attributes=tuple(_attributes(tokens, a, b if kind == "attribute" else k)),
+            scope=scope_prefix,
+            prefixes=tuple(pending_prefixes),
+            namespace=namespace,
+            open_context=tuple(o for s in scopes for o in s.opens),
+            options_context=tuple(o for s in scopes for o in s.options),
+        )
+        if last_is_in:
+            pending_prefixes.append(_normalized(tokens[a:b]))
+        else:
+            pending_prefixes = []
+        if kind in DECLARATION_KINDS:
+            short, sig = _decl_name_and_sig(tokens, kind, kw_last, b)
+            cmd.short_name = short
+            if short is not None:
+                if short.startswith("_root_."):
+                    cmd.name = short[len("_root_.") :]
+                else:
+                    cmd.name = f"{namespace}.{short}" if namespace else short
+            cmd.binders, cmd.type, cmd.body = _signature_spans(tokens, sig, b)
+        elif not last_is_in:
+            _update_scopes(scopes, kind, tokens[k + 1 : b], cmd)
+        commands.append(cmd)
+    return SourceFile(text=text, tokens=tokens, comments=comments, commands=commands, line_index=line_index)
+
+
+def _update_scopes(scopes: list[_Scope], kind: str, args: list[Token], cmd: Declaration) -> None:
+    if kind == "namespace" and args:
+        for part in args[0].text.split("."):
+            scopes.append(_Scope("namespace", part))
+    elif kind == "section":
+        name = next((t.text for t in args if t.kind == "ident" and t.text != "section"), "")
+        scopes.append(_Scope("section", ""))
+        scopes[-1].kind = f"section {name}".strip()
+    elif kind == "mutual":
+        scopes.append(_Scope("mutual", ""))
+    elif kind == "end":
+        name = args[0].text if args and args[0].kind == "ident" else ""
+        pops = len(name.split(".")) if name and scopes[-1].kind == "namespace" else 1
+        for _ in range(pops):
+            if len(scopes) > 1:
+                scopes.pop()
+    elif kind == "open":
+        scopes[-1].opens.append(_normalized(args))
+    elif kind == "set_option" and len(args) >= 2:
+        scopes[-1].options.append((args[0].text, " ".join(t.text for t in args[1:])))
+
+
+def theorem_names(text: str) -> list[str]:
+    """Full names of the named declarations of ``text`` (for ``#print axioms``), in order, once each."""
+    seen: dict[str, None] = {}
+    for cmd in parse(text).commands:
+        if cmd.name and cmd.kind in DECLARATION_KINDS:
+            seen.setdefault(cmd.name, None)
+    return list(seen)

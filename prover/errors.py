@@ -1,0 +1,60 @@
+"""The prover's exceptions.
+
+ProverError(SorrylessError)
+├── LLMError                    talking to the LLM server failed
+│   ├── LLMTimeout              no answer (or no chunk) in time
+│   ├── LLMUnavailable          connection refused / 429 / 5xx after retries
+│   ├── LLMBadRequest           the server rejected the request (4xx, never retried)
+│   └── LLMProtocolError        the answer could not be understood
+├── StrategyUnavailable         strategy unknown, or needs an LLM that is not configured
+├── ProfileNotFound             unknown model profile
+└── BudgetExhausted             a cap of the Budget was reached
+"""
+
+from __future__ import annotations
+
+from sorryless.errors import SorrylessError
+
+
+class ProverError(SorrylessError):
+    """LLM or strategy failure."""
+
+
+class LLMError(ProverError):
+    """Talking to the LLM server failed."""
+
+
+class LLMTimeout(LLMError):
+    """The server did not answer (or stopped streaming) in time."""
+
+
+class LLMUnavailable(LLMError):
+    """The server is unreachable, overloaded (429) or failing (5xx), retries included."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LLMBadRequest(LLMError):
+    """The server rejected the request (4xx other than 429); never retried."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LLMProtocolError(LLMError):
+    """The server's answer could not be parsed as an OpenAI-compatible response."""
+
+
+class StrategyUnavailable(ProverError):
+    """Unknown strategy, or one that needs an LLM when none is configured."""
+
+
+class ProfileNotFound(ProverError):
+    """Unknown model profile name."""
+
+
+class BudgetExhausted(ProverError):
+    """A cap of the Budget was reached."""

@@ -1,0 +1,93 @@
+"""Lean diagnostics shaped for a model: the error list of a certificate and code excerpts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lean_server.verdict import Certificate, Message, Verdict
+
+SYSTEM_VERDICTS = (Verdict.INFRA_ERROR, Verdict.TIMEOUT, Verdict.OOM)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing to tell the model: a Lean error or a trust finding, with its place when known."""
+
+    data: str
+    line: int | None = None  # 1-based
+    column: int | None = None  # 0-based
+    end_line: int | None = None
+    end_column: int | None = None
+    severity: str = "error"
+
+
+def _from_message(m: Message) -> Problem:
+    end = m.end_pos or m.pos
+    return Problem(
+        data=m.data,
+        line=m.pos.line if m.pos else None,
+        column=m.pos.column if m.pos else None,
+        end_line=end.line if end else None,
+        end_column=end.column if end else None,
+        severity=m.severity,
+    )
+
+
+def problems(cert: Certificate) -> list[Problem]:
+    """Errors first; else sorry warnings, trust violations and tier reasons (never empty unless PASS)."""
+    errors = [_from_message(m) for m in cert.messages if m.severity == "error"]
+    if errors:
+        return errors
+    out = [
+        _from_message(m)
+        for m in cert.messages
+        if m.severity == "warning" and ("sorry" in m.data or "failed" in m.data)
+    ]
+    out += [
+        Problem(data=f"{v.rule}: {v.message}", line=v.line or None, column=v.column if v.line else None)
+        for v in cert.violations
+    ]
+    if not out and cert.verdict is not Verdict.PASS:
+        out = [Problem(data=r) for r in (cert.reasons or [f"verdict {cert.verdict.value}"])]
+    return out
+
+
+def system_error(cert: Certificate) -> str | None:
+    """Text for a check that failed for infrastructure reasons (timeout, OOM, crash)."""
+    if cert.verdict in SYSTEM_VERDICTS:
+        return "; ".join(cert.reasons) or cert.verdict.value
+    return None
+
+
+def plain_list(cert: Certificate, *, limit: int = 8) -> str:
+    """`line L, column C: message` lines (OProver / generic)."""
+    items = problems(cert)
+    lines: list[str] = []
+    for p in items[:limit]:
+        where = f"line {p.line}, column {p.column}: " if p.line is not None else ""
+        lines.append(f"- {where}{p.severity}: {p.data.strip()}")
+    if len(items) > limit:
+        lines.append(f"... [Omitted {len(items) - limit} more errors] ...")
+    sys_err = system_error(cert)
+    if sys_err:
+        lines.append(f"System error: {sys_err}")
+    return "\n".join(lines)
+
+
+def kimina_json(cert: Certificate) -> dict[str, object]:
+    """kimina-lean-server shaped result: ``{"info": {"pass", "errors": [...]}}``."""
+    errors: list[dict[str, object]] = []
+    for m in cert.messages:
+        if m.severity not in ("error", "warning"):
+            continue
+        item: dict[str, object] = {"severity": m.severity, "data": m.data}
+        if m.pos:
+            item["pos"] = {"line": m.pos.line, "column": m.pos.column}
+        if m.end_pos:
+            item["endPos"] = {"line": m.end_pos.line, "column": m.end_pos.column}
+        errors.append(item)
+    info: dict[str, object] = {"pass": cert.verdict is Verdict.PASS, "errors": errors}
+    sys_err = system_error(cert)
+    if sys_err:
+        info["system_error"] = sys_err
+    return {"info": info}

@@ -1,0 +1,348 @@
+"""Async client for OpenAI-compatible LLM servers (SGLang first, vLLM too).
+
+One :class:`OpenAICompatibleLLM` per backend holds one ``httpx.AsyncClient`` with explicit
+timeouts and limits, a concurrency semaphore, and retries (connection errors, 429, 5xx; never
+other 4xx). Every call carries a request id (``rid`` in the body, ``X-Request-Id`` header); when a
+call is cancelled or times out, the client asks SGLang to drop it (``POST /abort_request``).
+Servers that ignore ``n > 1`` are handled by re-requesting the missing samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import httpx
+from pydantic import BaseModel, Field
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from prover.errors import LLMBadRequest, LLMError, LLMProtocolError, LLMTimeout, LLMUnavailable
+from sorryless.config import Settings
+from sorryless.logging import get_logger
+
+_log = get_logger(__name__)
+
+Role = Literal["system", "user", "assistant", "tool"]
+_MAX_REFILLS = 4  # re-requests for servers that return fewer choices than `n`
+
+
+class ChatMessage(BaseModel):
+    role: Role
+    content: str
+    name: str | None = None
+    tool_call_id: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
+class CompletionRequest(BaseModel):
+    """One generation request: chat (``messages``) or raw completion (``prompt``)."""
+
+    messages: list[ChatMessage] | None = None
+    prompt: str | None = None
+    n: int = Field(default=1, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: list[str] | None = None
+    presence_penalty: float | None = None
+    stream: bool = False
+    model: str | None = None
+    rid: str | None = Field(default=None, description="Request id (generated when unset).")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Engine extras merged into the body.")
+
+
+class Completion(BaseModel):
+    """One returned choice."""
+
+    text: str
+    finish_reason: str | None = None
+    index: int = 0
+    rid: str = ""
+    model: str | None = None
+    prompt_tokens: int = Field(default=0, description="Share of the request's prompt tokens (first choice).")
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def truncated(self) -> bool:
+        """Cut by max_tokens: a truncated attempt, not a Lean failure."""
+        return self.finish_reason == "length"
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """What strategies need from a model server."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    async def complete(self, request: CompletionRequest) -> list[Completion]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, LLMUnavailable)
+
+
+def _server_root(base_url: str) -> str:
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
+class OpenAICompatibleLLM:
+    """OpenAI-compatible HTTP backend (chat + completions, streaming, n, abort)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        base_url: str | None = None,
+        model: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        retry_wait_max_s: float = 4.0,
+    ) -> None:
+        url = base_url or settings.llm_base_url
+        if not url:
+            raise LLMUnavailable("no LLM base URL configured (SORRYLESS_LLM_BASE_URL)")
+        self._settings = settings
+        self._base_url = url.rstrip("/")
+        self._root = _server_root(self._base_url)
+        self._model = model or settings.llm_model
+        self._semaphore = asyncio.Semaphore(max(1, settings.llm_max_concurrency))
+        self._retry_wait_max_s = retry_wait_max_s
+        headers = {"Authorization": f"Bearer {settings.llm_api_key}"} if settings.llm_api_key else {}
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(
+                connect=settings.llm_connect_timeout_s,
+                read=settings.llm_request_deadline_s,
+                write=30.0,
+                pool=settings.llm_request_deadline_s,
+            ),
+            limits=httpx.Limits(
+                max_connections=settings.llm_max_concurrency + 4,
+                max_keepalive_connections=settings.llm_max_concurrency,
+            ),
+            headers=headers,
+            transport=transport,
+        )
+
+    @property
+    def model(self) -> str | None:
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    # ---- readiness ---------------------------------------------------------------------
+    async def ready(self) -> bool:
+        """SGLang's `/health_generate` (runs a tiny generation), else `/v1/models`."""
+        try:
+            resp = await self._client.get(f"{self._root}/health_generate", timeout=30.0)
+            if resp.status_code == 200:
+                return True
+            resp = await self._client.get(f"{self._base_url}/models", timeout=10.0)
+            return resp.status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    async def models(self) -> list[str]:
+        resp = await self._client.get(f"{self._base_url}/models")
+        resp.raise_for_status()
+        return [str(m.get("id")) for m in resp.json().get("data", [])]
+
+    # ---- generation --------------------------------------------------------------------
+    async def complete(self, request: CompletionRequest) -> list[Completion]:
+        """All ``request.n`` choices; re-requests the missing ones when a server returns fewer."""
+        base_rid = request.rid or uuid.uuid4().hex
+        wanted = request.n
+        out: list[Completion] = []
+        part = 0
+        while len(out) < wanted:
+            if part > _MAX_REFILLS:
+                raise LLMProtocolError(
+                    f"server returned {len(out)} of {wanted} choices after {part} requests"
+                )
+            rid = base_rid if part == 0 else f"{base_rid}-{part}"
+            sub = request.model_copy(update={"n": wanted - len(out), "rid": rid})
+            got = await self._call(sub)
+            for c in got[: wanted - len(out)]:
+                out.append(c.model_copy(update={"index": len(out)}))
+            part += 1
+        return out
+
+    async def abort(self, rid: str) -> None:
+        """Ask the server to drop a request (SGLang `/abort_request`; others just drop the socket)."""
+        try:
+            await self._client.post(f"{self._root}/abort_request", json={"rid": rid}, timeout=5.0)
+        except httpx.HTTPError as exc:
+            _log.debug("abort_request failed", rid=rid, error=str(exc))
+
+    async def _call(self, request: CompletionRequest) -> list[Completion]:
+        rid = request.rid or uuid.uuid4().hex
+        try:
+            async with self._semaphore:
+                async for attempt in AsyncRetrying(
+                    retry=retry_if_exception(_retryable),
+                    stop=stop_after_attempt(self._settings.llm_max_retries + 1),
+                    wait=wait_random_exponential(multiplier=0.05, max=self._retry_wait_max_s),
+                    reraise=True,
+                ):
+                    with attempt:
+                        return await self._once(request, rid)
+        except (asyncio.CancelledError, LLMTimeout):
+            await asyncio.shield(self.abort(rid))
+            raise
+        raise LLMError("unreachable")  # pragma: no cover
+
+    def _body(self, request: CompletionRequest, rid: str) -> tuple[str, dict[str, Any]]:
+        body: dict[str, Any] = {"n": request.n, "rid": rid}
+        model = request.model or self._model
+        if model:
+            body["model"] = model
+        if request.messages is not None:
+            path = "/chat/completions"
+            body["messages"] = [m.wire() for m in request.messages]
+        elif request.prompt is not None:
+            path = "/completions"
+            body["prompt"] = request.prompt
+        else:
+            raise LLMBadRequest("a request needs messages or a prompt")
+        body["max_tokens"] = request.max_tokens or self._settings.llm_max_tokens
+        for key in ("temperature", "top_p", "seed", "stop", "presence_penalty"):
+            value = getattr(request, key)
+            if value is not None:
+                body[key] = value
+        if request.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        body.update(request.extra)
+        return path, body
+
+    async def _once(self, request: CompletionRequest, rid: str) -> list[Completion]:
+        path, body = self._body(request, rid)
+        url = f"{self._base_url}{path}"
+        headers = {"X-Request-Id": rid}
+        started = time.monotonic()
+        try:
+            async with asyncio.timeout(self._settings.llm_request_deadline_s):
+                if request.stream:
+                    return await self._streamed(url, body, headers, rid, started)
+                resp = await self._client.post(url, json=body, headers=headers)
+                _raise_for_status(resp)
+                return _parse_response(resp.json(), rid, time.monotonic() - started)
+        except TimeoutError as exc:
+            raise LLMTimeout(f"LLM request {rid} passed its deadline") from exc
+        except httpx.TimeoutException as exc:
+            raise LLMTimeout(f"LLM request {rid} timed out: {exc!r}") from exc
+        except httpx.TransportError as exc:
+            raise LLMUnavailable(f"LLM server unreachable: {exc!r}") from exc
+
+    async def _streamed(
+        self, url: str, body: dict[str, Any], headers: dict[str, str], rid: str, started: float
+    ) -> list[Completion]:
+        texts: dict[int, list[str]] = {}
+        finish: dict[int, str | None] = {}
+        usage: dict[str, Any] = {}
+        model: str | None = None
+        idle = self._settings.llm_idle_timeout_s
+        async with self._client.stream("POST", url, json=body, headers=headers) as resp:
+            if resp.status_code >= 400:
+                await resp.aread()
+                _raise_for_status(resp)
+            lines = resp.aiter_lines()
+            while True:
+                try:
+                    async with asyncio.timeout(idle):
+                        line = await anext(lines)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError as exc:
+                    raise LLMTimeout(f"LLM stream {rid} idle for more than {idle}s") from exc
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                try:
+                    chunk = json.loads(data)
+                except json.JSONDecodeError as exc:
+                    raise LLMProtocolError(f"bad stream chunk: {data[:200]!r}") from exc
+                if "error" in chunk and "choices" not in chunk:
+                    raise LLMUnavailable(f"server error in stream: {chunk['error']}")
+                model = chunk.get("model", model)
+                if chunk.get("usage"):
+                    usage = chunk["usage"]
+                for choice in chunk.get("choices") or []:
+                    idx = int(choice.get("index", 0))
+                    delta = choice.get("delta") or {}
+                    piece = delta.get("content") if "delta" in choice else choice.get("text")
+                    if piece:
+                        texts.setdefault(idx, []).append(piece)
+                    else:
+                        texts.setdefault(idx, [])
+                    if choice.get("finish_reason"):
+                        finish[idx] = choice["finish_reason"]
+        choices = [
+            {"index": i, "text": "".join(texts[i]), "finish_reason": finish.get(i)} for i in sorted(texts)
+        ]
+        return _parse_response(
+            {"choices": choices, "usage": usage, "model": model}, rid, time.monotonic() - started
+        )
+
+
+def _raise_for_status(resp: httpx.Response) -> None:
+    status = resp.status_code
+    if status < 400:
+        return
+    detail = resp.text[:500]
+    if status == 429 or status >= 500:
+        raise LLMUnavailable(f"LLM server answered {status}: {detail}", status=status)
+    raise LLMBadRequest(f"LLM server rejected the request ({status}): {detail}", status=status)
+
+
+def _choice_text(choice: dict[str, Any]) -> str:
+    message = choice.get("message")
+    if isinstance(message, dict):
+        content = message.get("content") or ""
+        reasoning = message.get("reasoning_content")
+        if reasoning:  # servers with a reasoning parser split the thinking off; keep it visible
+            return f"<think>{reasoning}</think>{content}"
+        return str(content)
+    return str(choice.get("text") or "")
+
+
+def _parse_response(payload: dict[str, Any], rid: str, seconds: float) -> list[Completion]:
+    choices = payload.get("choices")
+    if not isinstance(choices, list):
+        raise LLMProtocolError(f"response without choices: {str(payload)[:200]}")
+    usage = payload.get("usage") or {}
+    prompt_tokens = int(usage.get("prompt_tokens") or 0)
+    completion_total = int(usage.get("completion_tokens") or 0)
+    count = max(1, len(choices))
+    share, rest = divmod(completion_total, count)
+    out: list[Completion] = []
+    for i, choice in enumerate(sorted(choices, key=lambda c: int(c.get("index", 0)))):
+        out.append(
+            Completion(
+                text=_choice_text(choice),
+                finish_reason=choice.get("finish_reason"),
+                index=i,
+                rid=rid,
+                model=payload.get("model"),
+                prompt_tokens=prompt_tokens if i == 0 else 0,
+                completion_tokens=share + (1 if i < rest else 0),
+                seconds=seconds,
+            )
+        )
+    return out

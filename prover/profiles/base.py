@@ -1,0 +1,181 @@
+"""What a model family needs: its prompts, its extraction rule, its repair message and tool format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from lean_server.verdict import Certificate
+from prover.extract import Candidate, Rule, extract
+from prover.feedback import kimina_json, plain_list
+from prover.lean_text import split_stub
+from prover.llm import ChatMessage, CompletionRequest
+from prover.types import ProofTask
+
+RETRIEVED_CHARS = 4000  # per retrieved proof shown to the model
+
+
+class RetrievedProof(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def proof(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Chat messages, or raw text for the completions endpoint (continuations)."""
+
+    messages: tuple[ChatMessage, ...] = ()
+    text: str | None = None
+    continuation: bool = False
+
+    def request(self, **fields: Any) -> CompletionRequest:
+        if self.text is not None:
+            return CompletionRequest(prompt=self.text, **fields)
+        return CompletionRequest(messages=list(self.messages), **fields)
+
+
+@dataclass
+class RepairState:
+    """OProver-style compact state: statement, retrieved proofs, last attempt and its feedback."""
+
+    task: ProofTask
+    round: int  # the round about to be generated (1 = first repair)
+    prompt: Prompt  # the prompt that produced the last attempt
+    output: str  # raw model text of the last attempt
+    candidate: str | None  # the file that was checked (None: nothing could be extracted)
+    certificate: Certificate | None
+    feedback: str  # the profile's rendering of the certificate
+    retrieved: Sequence[RetrievedProof] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, str]
+    text_before: str  # assistant text up to and including the call
+
+
+def fence(code: str) -> str:
+    return f"```lean4\n{code.strip()}\n```"
+
+
+def retrieved_section(retrieved: Sequence[RetrievedProof], title: str) -> str:
+    if not retrieved:
+        return ""
+    blocks = "\n\n".join(fence(r.proof[:RETRIEVED_CHARS]) for r in retrieved)
+    return f"{title}\n\n{blocks}\n\n"
+
+
+def continuation_prompt(task: ProofTask) -> str:
+    """Non-CoT prompt: the file cut at the target's `:= by`, the model writes the tactics."""
+    parts = split_stub(task.statement, task.target)
+    return f"Complete the following Lean 4 code:\n\n```lean4\n{parts.prefix}{parts.head} by\n  "
+
+
+DEEPSEEK_COT_TAIL = (
+    "Before producing the Lean 4 code to formally prove the given theorem, provide a detailed proof plan "
+    "outlining the main proof steps and strategies.\n"
+    "The plan should highlight key ideas, intermediate lemmas, and proof structures that will guide the "
+    "construction of the final formal proof."
+)
+
+
+def deepseek_cot_prompt(stub: str) -> str:
+    return f"Complete the following Lean 4 code:\n\n{fence(stub)}\n\n{DEEPSEEK_COT_TAIL}"
+
+
+class Profile:
+    """Base profile: a generic instruct model answering with one fenced lean4 block."""
+
+    name = "generic"
+    family = "generic"
+    rule: Rule = "last_block"
+    noncot = False
+    temperature: float | None = None
+    top_p: float | None = None
+    presence_penalty: float | None = None
+    max_tool_calls = 0
+    system_prompt = "You are an expert in Lean 4 and Mathlib. You write complete, compiling proofs."
+
+    # ---- prompts -----------------------------------------------------------------------
+    def initial_prompt(self, task: ProofTask, retrieved: Sequence[RetrievedProof] = ()) -> Prompt:
+        if self.noncot:
+            return Prompt(text=continuation_prompt(task), continuation=True)
+        return Prompt(messages=self._initial_messages(task, retrieved))
+
+    def _initial_messages(
+        self, task: ProofTask, retrieved: Sequence[RetrievedProof]
+    ) -> tuple[ChatMessage, ...]:
+        informal = f"Informal statement: {task.informal}\n\n" if task.informal else ""
+        user = (
+            f"{retrieved_section(retrieved, 'Verified proofs of related statements, for reference:')}"
+            f"{informal}Complete the following Lean 4 proof. Keep the theorem statement exactly as given and do "
+            "not use `sorry`, `admit` or new axioms. Reply with the complete Lean 4 file in a single "
+            f"```lean4 code block.\n\n{fence(task.statement)}"
+        )
+        return (
+            ChatMessage(role="system", content=self.system_prompt),
+            ChatMessage(role="user", content=user),
+        )
+
+    def repair_prompt(self, state: RepairState) -> Prompt:
+        """Default: multi-turn, the previous answer then a user message with the feedback."""
+        if state.prompt.text is not None:  # continuation prompts cannot hold a dialogue
+            return self._compact_repair(state)
+        return Prompt(
+            messages=(
+                *state.prompt.messages,
+                ChatMessage(role="assistant", content=state.output),
+                ChatMessage(role="user", content=self.repair_message(state)),
+            )
+        )
+
+    def _compact_repair(self, state: RepairState) -> Prompt:
+        last = state.candidate or state.output
+        user = (
+            f"{retrieved_section(state.retrieved, 'Verified proofs of related statements:')}"
+            f"Previous failed attempt:\n{fence(last)}\n\nLean errors:\n{state.feedback}\n\n"
+            f"{deepseek_cot_prompt(state.task.statement)}"
+        )
+        return Prompt(messages=(ChatMessage(role="user", content=user),))
+
+    def repair_message(self, state: RepairState) -> str:
+        return (
+            f"Lean rejected this proof:\n\n{state.feedback}\n\nFix the proof and reply with the complete "
+            "corrected Lean 4 file in a single ```lean4 code block."
+        )
+
+    def format_feedback(self, candidate: str, cert: Certificate) -> str:
+        return plain_list(cert)
+
+    # ---- sampling ----------------------------------------------------------------------
+    def sampling(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key in ("temperature", "top_p", "presence_penalty"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+    # ---- extraction --------------------------------------------------------------------
+    def extract(
+        self, text: str, task: ProofTask | str, *, continuation: bool | None = None
+    ) -> Candidate | None:
+        stub = task if isinstance(task, str) else task.statement
+        target = None if isinstance(task, str) else task.target
+        cont = self.noncot if continuation is None else continuation
+        return extract(text, stub, rule=self.rule, continuation=cont, target=target)
+
+    # ---- tools (TIR) -------------------------------------------------------------------
+    def parse_tool_call(self, text: str) -> ToolCall | None:
+        return None
+
+    def tool_result(self, call: ToolCall, cert: Certificate) -> ChatMessage:
+        return ChatMessage(
+            role="tool", name=call.name, content=json.dumps(kimina_json(cert), ensure_ascii=False)
+        )

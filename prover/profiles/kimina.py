@@ -1,0 +1,89 @@
+"""Kimina-Prover: `<think>` reasoning, last lean4 block with theorem/by/:=/import; error-fix turn.
+
+Error-fix turn: at most 3 errors, each with the goal state before the error, the message and a
+numbered snippet (2 lines before and after, `NNN >|` marks the error line, `NNN  |` the others);
+a "# System Error:" section when Lean crashed or timed out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lean_server.verdict import Certificate
+from prover.feedback import problems, system_error
+from prover.llm import ChatMessage
+from prover.profiles.base import Profile, RepairState, RetrievedProof, fence, retrieved_section
+from prover.types import ProofTask
+
+MAX_ERRORS = 3
+CONTEXT_LINES = 2
+
+
+def numbered_snippet(lines: list[str], line_no: int) -> str:
+    first = max(1, line_no - CONTEXT_LINES)
+    last = min(len(lines), line_no + CONTEXT_LINES)
+    out = []
+    for n in range(first, last + 1):
+        mark = ">|" if n == line_no else " |"
+        out.append(f"{n:03d} {mark} {lines[n - 1]}")
+    return "\n".join(out)
+
+
+def format_errors(candidate: str, cert: Certificate) -> str:
+    lines = candidate.replace("\r\n", "\n").split("\n")
+    out: list[str] = []
+    for i, p in enumerate(problems(cert)[:MAX_ERRORS], 1):
+        goal = (
+            cert.goal_at_first_error if i == 1 and cert.goal_at_first_error else "(no goal state available)"
+        )
+        snippet = numbered_snippet(lines, p.line) if p.line is not None and 1 <= p.line <= len(lines) else ""
+        out.append(
+            f"# Error {i}:\n"
+            f"Goals state before error position:\n{goal}\n\n"
+            f"Error message:\n{p.data.strip()}\n\n"
+            f"Lean 4 code snippet with error:\n{snippet}\n"
+        )
+    sys_err = system_error(cert)
+    if sys_err:
+        out.append(f"# System Error:\n{sys_err}\n")
+    return "\n".join(out)
+
+
+class KiminaProfile(Profile):
+    name = "kimina"
+    family = "kimina-prover"
+    rule = "kimina_block"
+    temperature = 0.8
+    top_p = 0.95
+    presence_penalty = 0.2
+    system_prompt = "You are an expert in mathematics and Lean 4."
+
+    def _initial_messages(
+        self, task: ProofTask, retrieved: Sequence[RetrievedProof]
+    ) -> tuple[ChatMessage, ...]:
+        problem = task.informal or "(see the formal statement)"
+        ref = retrieved_section(retrieved, "# Proved lemmas and related proofs:")
+        user = (
+            "Think about and solve the following problem step by step in Lean 4.\n"
+            f"# Problem: {problem}\n{ref}# Formal statement:\n{fence(task.statement)}\n"
+        )
+        return (
+            ChatMessage(role="system", content=self.system_prompt),
+            ChatMessage(role="user", content=user),
+        )
+
+    def format_feedback(self, candidate: str, cert: Certificate) -> str:
+        return format_errors(candidate, cert)
+
+    def repair_message(self, state: RepairState) -> str:
+        return (
+            "The proof is not correct. Here are the Lean 4 compiler errors.\n\n"
+            f"{state.feedback}\n"
+            "Fix the proof: think about the errors step by step, then give the complete corrected Lean 4 code "
+            "in a ```lean4 block."
+        )
+
+
+class KiminaNonCoTProfile(KiminaProfile):
+    name = "kimina-noncot"
+    noncot = True

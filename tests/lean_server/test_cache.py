@@ -1,0 +1,113 @@
+"""Result cache: LRU and Redis hits, in-batch dedup, only definitive verdicts, Redis down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+
+from lean_server.checker import Snippet
+from lean_server.service import LeanService
+from lean_server.verdict import Verdict
+from sorryless.config import Settings
+from tests.lean_server.core_support import body_requests, check_all, check_code, read_log, tuned
+
+CODE = "import Mathlib\ntheorem c : 2 + 2 = 4 := by norm_num\n"
+
+
+@pytest.fixture
+def repl_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "repl.log"
+    monkeypatch.setenv("FAKE_REPL_LOG", str(path))
+    return path
+
+
+async def test_lru_hit_says_cached_and_does_not_touch_lean(settings: Settings, repl_log: Path) -> None:
+    service = LeanService(tuned(settings), trust_hooks=False)
+    try:
+        first = await check_code(service, CODE)
+        second = await check_code(service, CODE)
+        stats = service.stats()
+    finally:
+        await service.aclose()
+    assert first.verdict is Verdict.PASS and not first.cached
+    assert second.cached and second.verdict is Verdict.PASS
+    assert second.proof_hash == first.proof_hash and second.axioms == first.axioms
+    assert len(body_requests(read_log(repl_log))) == 1
+    assert stats.cache_hits == 1 and stats.cache_misses == 1
+
+
+async def test_redis_hit_across_service_instances(
+    settings: Settings, repl_log: Path, redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    first_service = LeanService(tuned(settings), trust_hooks=False)
+    try:
+        first = await check_code(first_service, CODE)
+    finally:
+        await first_service.aclose()
+    keys = [k async for k in redis_client.scan_iter(match=f"{redis_prefix}:lean:cert:*")]
+    assert len(keys) == 1
+    ttl = await redis_client.ttl(keys[0])
+    assert 0 < ttl <= settings.lean_cache_ttl_s
+    second_service = LeanService(tuned(settings), trust_hooks=False)
+    try:
+        second = await check_code(second_service, CODE)
+        assert second_service.cache.redis_hits == 1
+    finally:
+        await second_service.aclose()
+    assert second.cached and second.verdict is first.verdict
+    assert len(body_requests(read_log(repl_log))) == 1
+
+
+async def test_identical_snippets_in_one_batch_are_checked_once(settings: Settings, repl_log: Path) -> None:
+    service = LeanService(tuned(settings), trust_hooks=False)
+    try:
+        certs = await check_all(service, [Snippet(id=f"d{i}", code=CODE) for i in range(3)])
+    finally:
+        await service.aclose()
+    assert sorted(certs) == ["d0", "d1", "d2"]
+    assert sum(c.cached for c in certs.values()) == 2
+    assert all(c.verdict is Verdict.PASS for c in certs.values())
+    assert len(body_requests(read_log(repl_log))) == 1
+
+
+async def test_policy_and_use_cache_are_respected(settings: Settings, repl_log: Path) -> None:
+    code = "theorem s : True := by sorry\n"
+    service = LeanService(tuned(settings), trust_hooks=False)
+    try:
+        strict = await check_code(service, code)
+        sketch = await check_code(service, code, policy="sketch")
+        again = await check_code(service, code, use_cache=False)
+    finally:
+        await service.aclose()
+    assert strict.verdict is Verdict.SORRY and sketch.verdict is Verdict.PASS  # different keys
+    assert not sketch.cached and not again.cached
+    assert len(body_requests(read_log(repl_log))) == 3
+
+
+async def test_timeouts_are_never_cached(settings: Settings, repl_log: Path) -> None:
+    service = LeanService(tuned(settings), trust_hooks=False)
+    code = "theorem h : True := by\n  FAKE:hang\n"
+    try:
+        first = await check_code(service, code, timeout_s=0.2)
+        second = await check_code(service, code, timeout_s=0.2)
+    finally:
+        await service.aclose()
+    assert first.verdict is Verdict.TIMEOUT and second.verdict is Verdict.TIMEOUT
+    assert not second.cached
+    assert len(body_requests(read_log(repl_log))) == 2
+
+
+async def test_redis_down_degrades_to_lru_only(settings: Settings, repl_log: Path) -> None:
+    broken = tuned(settings, redis_url="redis://127.0.0.1:1/0")
+    service = LeanService(broken, trust_hooks=False)
+    try:
+        first = await check_code(service, CODE)
+        second = await check_code(service, CODE)
+        errors = service.cache.redis_errors
+    finally:
+        await service.aclose()
+    assert first.verdict is Verdict.PASS and not first.cached
+    assert second.cached
+    assert errors >= 1

@@ -1,0 +1,144 @@
+"""The OpenAI-compatible client against the fake server (and httpx.MockTransport for odd servers)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from prover.errors import LLMBadRequest, LLMTimeout, LLMUnavailable
+from prover.llm import ChatMessage, CompletionRequest, OpenAICompatibleLLM
+from sorryless.config import Settings
+from tests.fakes.fake_llm import FakeLLMScript
+
+HELLO = [ChatMessage(role="user", content="hello")]
+
+
+async def test_chat_sends_sampling_fields_rid_and_counts_tokens(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    script.replies = ["alpha beta gamma", "delta"]
+    out = await llm.complete(
+        CompletionRequest(messages=HELLO, n=2, temperature=0.7, top_p=0.9, seed=7, max_tokens=50, rid="rid-1")
+    )
+    assert [c.text for c in out] == ["alpha beta gamma", "delta"]
+    body = script.bodies("/v1/chat/completions")[0]
+    assert body["n"] == 2 and body["temperature"] == 0.7 and body["top_p"] == 0.9 and body["seed"] == 7
+    assert body["max_tokens"] == 50 and body["rid"] == "rid-1" and body["model"] == "fake-model"
+    assert script.requests[0].headers.get("x-request-id") == "rid-1"
+    assert sum(c.completion_tokens for c in out) == 4
+    assert out[0].prompt_tokens == 1 and out[1].prompt_tokens == 0
+    assert all(c.rid == "rid-1" and not c.truncated for c in out)
+
+
+async def test_completions_endpoint_and_stop(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    script.replies = ["  simp\n```\nmore prose"]
+    (c,) = await llm.complete(CompletionRequest(prompt="theorem t : True := by\n", stop=["```"]))
+    assert c.text == "  simp\n"
+    assert script.bodies("/v1/completions")[0]["stop"] == ["```"]
+
+
+async def test_finish_reason_length_is_truncation(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    script.replies = ["one two three four five six"]
+    (c,) = await llm.complete(CompletionRequest(messages=HELLO, max_tokens=3))
+    assert c.truncated and c.finish_reason == "length" and c.text == "one two three"
+
+
+async def test_retries_429_and_500_then_succeeds(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    script.replies = ["fine"]
+    script.fail_next(1, 429)
+    script.fail_next(1, 500)
+    (c,) = await llm.complete(CompletionRequest(messages=HELLO))
+    assert c.text == "fine"
+    assert len(script.bodies("/v1/chat/completions")) == 3
+
+
+async def test_400_is_not_retried(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    script.fail_next(1, 400)
+    with pytest.raises(LLMBadRequest) as info:
+        await llm.complete(CompletionRequest(messages=HELLO))
+    assert info.value.status == 400
+    assert len(script.bodies("/v1/chat/completions")) == 1
+
+
+async def test_persistent_5xx_gives_up_as_unavailable(llm_settings: Settings, script: FakeLLMScript) -> None:
+    client = OpenAICompatibleLLM(llm_settings.model_copy(update={"llm_max_retries": 2}), retry_wait_max_s=0.01)
+    script.fail_next(5, 503)
+    try:
+        with pytest.raises(LLMUnavailable):
+            await client.complete(CompletionRequest(messages=HELLO))
+    finally:
+        await client.aclose()
+    assert len(script.bodies("/v1/chat/completions")) == 3
+
+
+async def test_cancel_sends_abort_request_with_rid(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    script.delay_s = 5.0
+    task = asyncio.create_task(llm.complete(CompletionRequest(messages=HELLO, rid="cancel-me")))
+    for _ in range(200):
+        if script.bodies("/v1/chat/completions"):
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert "cancel-me" in script.aborted_rids
+    assert script.bodies("/abort_request")[0] == {"rid": "cancel-me"}
+
+
+async def test_streaming_collects_text_and_usage(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    script.replies = ["a b c d", "e f"]
+    out = await llm.complete(CompletionRequest(messages=HELLO, n=2, stream=True))
+    assert [c.text for c in out] == ["a b c d", "e f"]
+    assert sum(c.completion_tokens for c in out) == 6
+    assert script.bodies()[0]["stream"] is True
+
+
+async def test_streaming_idle_timeout_aborts(llm_settings: Settings, script: FakeLLMScript) -> None:
+    client = OpenAICompatibleLLM(llm_settings.model_copy(update={"llm_idle_timeout_s": 0.2}))
+    script.replies = ["a b c d e f g h"]
+    script.chunk_delay_s = 1.0
+    try:
+        with pytest.raises(LLMTimeout):
+            await client.complete(CompletionRequest(messages=HELLO, stream=True, rid="slow-stream"))
+    finally:
+        await client.aclose()
+    assert "slow-stream" in script.aborted_rids
+
+
+async def test_readiness(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    assert await llm.ready()
+    script.healthy = False
+    assert await llm.ready()  # /health_generate fails, /v1/models still answers
+    assert llm.model == "fake-model"
+
+
+def _mock_server(seen: list[dict[str, object]], per_call: int) -> httpx.MockTransport:
+    """A server that ignores n: answers at most ``per_call`` choices."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        k = min(int(body["n"]), per_call)
+        choices = [
+            {"index": i, "message": {"role": "assistant", "content": f"c{len(seen)}-{i}"}, "finish_reason": "stop"}
+            for i in range(k)
+        ]
+        return httpx.Response(200, json={"choices": choices, "usage": {"prompt_tokens": 3, "completion_tokens": k}})
+
+    return httpx.MockTransport(handler)
+
+
+async def test_missing_choices_are_re_requested(settings: Settings) -> None:
+    seen: list[dict[str, object]] = []
+    client = OpenAICompatibleLLM(
+        settings.model_copy(update={"llm_base_url": "http://mock/v1"}), transport=_mock_server(seen, per_call=1)
+    )
+    try:
+        out = await client.complete(CompletionRequest(messages=HELLO, n=3, rid="r"))
+    finally:
+        await client.aclose()
+    assert len(out) == 3 and [c.index for c in out] == [0, 1, 2]
+    assert [b["n"] for b in seen] == [3, 2, 1]
+    assert [b["rid"] for b in seen] == ["r", "r-1", "r-2"]
+    assert sum(c.prompt_tokens for c in out) == 9

@@ -1,0 +1,66 @@
+"""The verified-proof memory: growth, persistence, dedup, ranking and the leakage guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lean_server.verdict import Certificate, EnvironmentStamp, Verdict
+from prover.memory import ProofMemory
+from prover.types import ProofTask
+
+H = "import Mathlib\n\n"
+
+
+def task(tid: str, statement: str, benchmark: str | None = None, split: str | None = None) -> ProofTask:
+    return ProofTask(id=tid, statement=H + statement, benchmark=benchmark, split=split)
+
+
+def passed(code: str, verdict: Verdict = Verdict.PASS) -> Certificate:
+    return Certificate(id="x", verdict=verdict, proof_hash=f"hash-{len(code)}", environment=EnvironmentStamp(backend="t"))
+
+
+def test_growth_persistence_dedup_and_provenance(tmp_path: Path) -> None:
+    path = tmp_path / "mem.jsonl"
+    mem = ProofMemory(path)
+    t = task("p1", "theorem p1 (a b : ℕ) : a + b = b + a := by sorry", "minif2f", "valid")
+    proof = H + "theorem p1 (a b : ℕ) : a + b = b + a := by\n  omega\n"
+    rec = mem.record_verified(t, proof, passed(proof), job_id="job-1")
+    assert rec is not None and rec.job_id == "job-1" and rec.benchmark == "minif2f" and rec.split == "valid"
+    assert rec.certificate_hash == passed(proof).proof_hash and rec.verified_at
+    assert mem.record_verified(t, proof + "\n", passed(proof)) is None  # same statement + proof (whitespace)
+    assert mem.record_verified(t, proof, passed(proof, Verdict.SORRY)) is None  # only PASS is remembered
+    assert len(mem) == 1
+    reloaded = ProofMemory(path)
+    assert len(reloaded) == 1 and reloaded.records[0].proof == proof
+
+
+def test_bm25_ranks_related_statements_first() -> None:
+    mem = ProofMemory()
+    for i, stmt in enumerate(
+        [
+            "theorem a1 (x y : ℝ) (h : x < y) : Real.exp x < Real.exp y := by sorry",
+            "theorem a2 (n : ℕ) (h : n % 2 = 1) : n ^ 2 % 2 = 1 := by sorry",
+            "theorem a3 (s : Finset ℕ) : ∑ i in s, 0 = 0 := by sorry",
+        ]
+    ):
+        t = task(f"a{i}", stmt)
+        mem.record_verified(t, t.statement.replace("sorry", "simp"), passed(stmt))
+    query = task("q", "theorem q (m : ℕ) (h₀ : m % 2 = 1) : m ^ 2 % 2 = 1 := by sorry")
+    hits = mem.search(query, k=2)
+    assert len(hits) == 2
+    assert hits[0].task_id == "a1"  # id of the second record (enumerate from 0)
+
+
+def test_leakage_guard_by_statement_and_by_benchmark_id() -> None:
+    mem = ProofMemory()
+    target = task("mathd_1", "theorem mathd_1 (x : ℕ) (h : x = 2) : x + x = 4 := by sorry", "minif2f", "test")
+    same_text = task("copy", "theorem renamed (x : ℕ) (h : x = 2) : x + x = 4 := by sorry")  # same statement, other name
+    same_id = task("mathd_1", "theorem mathd_1 (y : ℕ) (h : y = 2) : y + y = 4 := by sorry", "minif2f", "valid")
+    other = task("other", "theorem other (x : ℕ) (h : x = 3) : x + x = 6 := by sorry")
+    for t in (same_text, same_id, other):
+        mem.record_verified(t, t.statement.replace("sorry", "omega"), passed(t.statement))
+    hits = mem.search(target, k=5)
+    assert [h.task_id for h in hits] == ["other"]
+    # outside a benchmark the exact match is a useful cache hit
+    free = task("user", "theorem user_thm (x : ℕ) (h : x = 2) : x + x = 4 := by sorry")
+    assert "copy" in [h.task_id for h in mem.search(free, k=5)]

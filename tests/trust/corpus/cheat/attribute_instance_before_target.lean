@@ -1,0 +1,13 @@
+-- expect: new_instance
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+def weirdLE : LE ℕ := ⟨fun _ _ => True⟩
+attribute [instance] weirdLE
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

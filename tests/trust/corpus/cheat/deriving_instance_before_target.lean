@@ -1,0 +1,14 @@
+-- expect: new_instance
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+structure Box where
+  x : ℕ
+deriving instance Repr for Box
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

@@ -1,0 +1,12 @@
+-- expect: statement_changed
+-- stub: forall
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+theorem corpus_forall : ∀ n : ℕ, n ≤ n + 1 ∧ (∃ m : ℕ, m > n) := by
+  intro n
+  exact ⟨by omega, n + 1, by omega⟩

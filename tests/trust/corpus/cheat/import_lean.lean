@@ -1,0 +1,12 @@
+-- expect: import_not_allowed
+-- stub: default
+import Mathlib
+import Aesop
+import Lean.Elab.Command
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

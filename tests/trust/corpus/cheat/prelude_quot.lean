@@ -1,0 +1,7 @@
+-- expect: prelude
+-- stub: default
+prelude
+
+inductive Quot' {α : Sort u} (r : α → α → Prop) : Sort u
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

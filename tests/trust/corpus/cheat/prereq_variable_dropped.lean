@@ -1,0 +1,15 @@
+-- expect: prerequisite_changed
+-- stub: proverbench
+import Mathlib
+
+open Real
+
+-- the doubling map
+def double (x : ℕ) : ℕ := 2 * x
+
+def Z2 : Type := ZMod 2
+
+instance : Semiring Z2 := inferInstanceAs (Semiring (ZMod 2))
+
+theorem double_pos (x : ℕ) (hx : 0 < x) : 0 < double x := by
+  simp [double]; omega

@@ -1,0 +1,14 @@
+-- expect: new_axiom
+-- stub: axioms
+import Mathlib
+
+open Real
+
+noncomputable def g (x : ℝ) : ℝ := x ^ 3 - 3 * x
+
+/-- Lemma given as an axiom by the benchmark -/
+axiom g_crit (x : ℝ) : deriv g x = 3 * x ^ 2 - 3
+
+axiom g_one : deriv g 1 = 0
+
+theorem g_deriv_one : deriv g 1 = 0 := g_one

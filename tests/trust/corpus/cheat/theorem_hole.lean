@@ -1,0 +1,11 @@
+-- expect: statement_changed
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : _ := by
+  exact rfl

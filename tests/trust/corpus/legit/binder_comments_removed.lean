@@ -1,0 +1,8 @@
+-- expect: pass
+-- stub: binder_comments
+import Mathlib
+
+open Finset
+
+theorem commented {n : ℕ} (hn : 0 < n) (s : Finset ℕ) (hs : s.card = n) : 0 < s.card := by
+  omega

@@ -1,0 +1,12 @@
+-- expect: pass
+-- stub: ns
+import Mathlib
+
+namespace Corpus
+
+open Nat
+
+theorem ns_target (n : ℕ) (h : 2 ≤ n) : 1 < n := by
+  omega
+
+end Corpus

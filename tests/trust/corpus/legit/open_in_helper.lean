@@ -1,0 +1,14 @@
+-- expect: pass
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+open Finset in
+lemma sum_helper (n : ℕ) : ∑ i ∈ range n, (0 : ℕ) = 0 := by simp
+
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

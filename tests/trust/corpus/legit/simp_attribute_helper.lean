@@ -1,0 +1,13 @@
+-- expect: pass
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+@[simp] lemma three_add_seven : (3 : ℕ) + 7 = 10 := rfl
+
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

@@ -1,0 +1,11 @@
+import Mathlib
+
+open Topology Filter
+
+abbrev corpus_solution : ℕ := sorry
+-- 7
+
+theorem corpus_putnam
+    (f : ℕ → ℕ)
+    (hf : ∀ n, f n = n + 4) :
+    f 3 = corpus_solution := by sorry

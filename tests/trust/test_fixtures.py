@@ -1,0 +1,98 @@
+"""Real prover outputs: no false rejects, and mutated statements are caught."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lean_server.policy import Policy
+from lean_server.source import parse
+from lean_server.trust import audit
+
+
+@pytest.fixture(scope="module")
+def stubs(shared_dir: Path) -> dict[tuple[str, str], str]:
+    out: dict[tuple[str, str], str] = {}
+    with (shared_dir / "benchmarks" / "minif2f.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            out[(r["id"], r["split"])] = r["lean4_code"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def outputs(shared_dir: Path) -> list[dict[str, Any]]:
+    with (shared_dir / "fixtures" / "prover_outputs_dev.jsonl").open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def test_no_false_rejects_on_verified_matching_outputs(
+    outputs: list[dict[str, Any]], stubs: dict[tuple[str, str], str]
+) -> None:
+    verified = [r for r in outputs if r["verified"] and r["statement_matches_benchmark"]]
+    assert len(verified) > 300
+    rejected = []
+    for r in verified:
+        report = audit(stubs[(r["problem_id"], r["split"])], r["proof"], Policy())
+        if not report.ok:
+            rejected.append((r["id"], [v.rule for v in report.violations]))
+    assert rejected == []
+
+
+def test_mismatching_statements_are_flagged(
+    outputs: list[dict[str, Any]], stubs: dict[tuple[str, str], str]
+) -> None:
+    mismatched = [r for r in outputs if not r["statement_matches_benchmark"]]
+    for r in mismatched:
+        assert not audit(stubs[(r["problem_id"], r["split"])], r["proof"], Policy()).ok, r["id"]
+
+
+def _mutations(proof: str, name: str) -> dict[str, str]:
+    """Statement tamperings of a real proof: each must be rejected."""
+    sf = parse(proof)
+    target = next(d for d in sf.declarations if d.name == name)
+    type_toks = sf.tokens[target.type.start : target.type.end]
+    type_start, type_end = type_toks[0].start, type_toks[-1].end
+    stmt_type = proof[type_start:type_end]
+    out: dict[str, str] = {
+        "renamed": proof.replace(f"theorem {name}", f"theorem {name}_v2", 1),
+        "extra_false_hypothesis": proof.replace(f"theorem {name}", f"theorem {name} (hcheat : False)", 1),
+        "conclusion_replaced_by_true": proof[:type_start] + "True" + proof[type_end:],
+        "conclusion_negated": proof[:type_start] + f"¬ ({stmt_type})" + proof[type_end:],
+        "axiom_added": proof.replace(f"theorem {name}", f"axiom helper_ax : False\n\ntheorem {name}", 1),
+        "open_added": proof.replace(f"theorem {name}", f"open Classical in\ntheorem {name}", 1),
+    }
+    number = re.search(r"\b\d+\b", stmt_type)
+    if number is not None:
+        bumped = str(int(number.group()) + 1)
+        out["number_changed"] = (
+            proof[: type_start + number.start()] + bumped + proof[type_start + number.end() :]
+        )
+    binders = sf.tokens[target.binders.start : target.binders.end]
+    if binders and binders[-1].text == ")":
+        last_open = max(i for i, t in enumerate(binders) if t.text == "(")
+        a, b = binders[last_open].start, binders[-1].end
+        out["last_binder_dropped"] = proof[:a] + proof[b:]
+    return out
+
+
+def test_mutated_statements_are_flagged(
+    outputs: list[dict[str, Any]], stubs: dict[tuple[str, str], str]
+) -> None:
+    verified = [r for r in outputs if r["verified"] and r["statement_matches_benchmark"]]
+    sample = verified[::4]
+    checked = 0
+    missed = []
+    for r in sample:
+        stub = stubs[(r["problem_id"], r["split"])]
+        for label, mutant in _mutations(r["proof"], r["problem_id"]).items():
+            checked += 1
+            report = audit(stub, mutant, Policy())
+            if report.ok:
+                missed.append((r["id"], label))
+    assert checked > 400
+    assert missed == []
