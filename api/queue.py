@@ -22,6 +22,7 @@ Redis persistence: ``appendonly yes`` + ``appendfsync everysec`` (see :mod:`api.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -107,6 +108,20 @@ return {'created', ARGV[3]}
 """
 
 
+# saq's cleanup script: under a lock, every job id in the active list with its body
+_SWEEP_SNAPSHOT = """
+local id_jobs = {}
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('SETEX', KEYS[1], ARGV[1], 1)
+  for i, v in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+    id_jobs[i] = {v, redis.call('GET', v)}
+  end
+end
+return id_jobs
+"""
+_DEQUEUE_GRACE_S = 1.0
+
+
 @dataclass(frozen=True)
 class Submission:
     """One job to enqueue: its record fields (see :func:`api.store.new_record_fields`)."""
@@ -170,9 +185,43 @@ class _Queue(RedisQueue):
         super().__init__(redis, name=name)
         self._on_finish = on_finish
         self._sweep_abort_wait_s = sweep_abort_wait_s
+        self._sweep_script = self.redis.register_script(_SWEEP_SNAPSHOT)
 
     async def sweep(self, lock: int = 60, abort: float = 5.0) -> list[str]:
-        return await super().sweep(lock, abort=self._sweep_abort_wait_s)
+        """saq's sweep, except that a job found in the active list but not yet marked active is
+        looked at again after a grace period: a live worker marks it within milliseconds of its
+        BLMOVE (saq #277 would otherwise requeue, and so run twice, jobs caught in that window)."""
+        snapshot = await self._sweep_script(keys=[self.namespace("sweep"), self.namespace("active")], args=[lock],
+                                            client=self.redis)
+        swept: list[str] = []
+        for raw_id, job_bytes in snapshot:
+            job_id = _text(raw_id)
+            job = self.deserialize(job_bytes)
+            if job is not None and job.status != Status.ACTIVE and not job.stuck:
+                await asyncio.sleep(_DEQUEUE_GRACE_S)
+                job = await self.job(job.key)
+                if job is None or job.status == Status.ACTIVE:
+                    continue
+                if await cast(Awaitable[int | None], self.redis.lpos(self.namespace("active"), job_id)) is None:
+                    continue
+            elif job is not None and not job.stuck:
+                continue
+            swept.append(job_id)
+            if job is None:
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.lrem(self.namespace("active"), 0, job_id)
+                    pipe.zrem(self.namespace("incomplete"), job_id)
+                    await pipe.execute()
+                continue
+            log.info("sweeping job", job_id=job.key, status=job.status.value, attempts=job.attempts)
+            await self.abort(job, error=self.swept_error_message)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await job.refresh(self._sweep_abort_wait_s)
+            if job.retryable:
+                await self.retry(job, error=self.swept_error_message)
+            else:
+                await self.finish(job, Status.ABORTED, error=self.swept_error_message)
+        return swept
 
     async def finish(self, job: Job, status: Status, *, result: Any = None, error: str | None = None,
                      **kwargs: Any) -> None:
@@ -284,6 +333,11 @@ class JobQueue:
             return
         await queue.abort(job, error=CANCELLED_ERROR)
 
+    async def delivery_status(self, job_id: str, queue_name: str) -> str | None:
+        """The queue's own view of a job (new, queued, active, aborting, aborted, failed, complete)."""
+        job = await self._queues[queue_name].job(job_id)
+        return job.status.value if job is not None else None
+
     async def depth(self, queue_name: str) -> QueueDepth:
         queue = self._queues[queue_name]
         async with self._redis.pipeline(transaction=False) as pipe:
@@ -332,7 +386,7 @@ class JobQueue:
                     queue,
                     functions=[(JOB_FUNCTION, _job_function(executor, priority))],
                     concurrency=interactive_n if name == "interactive" else batch_n,
-                    timers=cast(Any, {"sweep": s.worker_sweep_s, "abort": s.worker_abort_poll_s,
+                    timers=cast(Any, {"sweep": max(1, round(s.worker_sweep_s)), "abort": s.worker_abort_poll_s,
                                       "worker_info": 5, "schedule": 1}),
                     shutdown_grace_period_s=None,
                     cancellation_hard_deadline_s=5.0,

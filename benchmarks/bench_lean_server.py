@@ -89,13 +89,15 @@ class ServerProcess:
                 "PYTHONPATH": str(REPO),
                 "SORRYLESS_LEAN_REPL_CMD": shlex.join([sys.executable, str(DOUBLE)]),
                 "SORRYLESS_LEAN_MAX_PROCESSES": str(repls),
-                "SORRYLESS_LEAN_WARM_SPARES": "0",
+                "SORRYLESS_LEAN_MAX_USES": "1000000",  # no re-import mid-run (the double never grows)
                 "SORRYLESS_LEAN_RECHECK_PASSING": "false",
                 "SORRYLESS_LOG_LEVEL": "WARNING",
             }
         )
         launcher = "import sys; from lean_server.cli import lean_server_command as c; c(host='127.0.0.1', port=int(sys.argv[1]))"
-        self.proc = subprocess.Popen([sys.executable, "-c", launcher, str(self.port)], cwd=REPO, env=server_env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", launcher, str(self.port)], cwd=REPO, env=server_env
+        )
 
     async def ready(self, client: httpx.AsyncClient) -> None:
         for _ in range(600):
@@ -136,7 +138,10 @@ async def closed_loop(
     queue: asyncio.Queue[list[dict[str, str]]] = asyncio.Queue()
     for start in range(0, snippets, batch):
         queue.put_nowait(
-            [{"id": str(i), "code": HEADER + _theorem(tag, i)} for i in range(start, min(snippets, start + batch))]
+            [
+                {"id": str(i), "code": HEADER + _theorem(tag, i)}
+                for i in range(start, min(snippets, start + batch))
+            ]
         )
     failed = 0
 
@@ -186,13 +191,17 @@ async def main_async(a: argparse.Namespace) -> None:
                 }
             for factor in (1, 10):
                 cpu0 = _cpu_s(server.proc.pid)
-                res = await closed_loop(client, server.url, a.snippets, 8, factor * a.repls, f"{tag}x{factor}")
+                res = await closed_loop(
+                    client, server.url, a.snippets, 8, factor * a.repls, f"{tag}x{factor}"
+                )
                 cpu = _cpu_s(server.proc.pid) - cpu0
                 ideal = a.snippets * a.service_ms / 1000.0 / a.repls
                 report[f"{factor}x"] = {
                     "throughput_per_s": round(a.snippets / res["wall_s"], 1),
                     "utilisation": round(ideal / res["wall_s"], 3),
-                    "slot_overhead_ms_per_snippet": round((res["wall_s"] - ideal) / a.snippets * a.repls * 1000, 3),
+                    "slot_overhead_ms_per_snippet": round(
+                        (res["wall_s"] - ideal) / a.snippets * a.repls * 1000, 3
+                    ),
                     "server_cpu_ms_per_snippet": round(cpu / a.snippets * 1000, 3),
                     "failed_items": res["failed"],
                 }

@@ -155,7 +155,11 @@ def _leak_check(server: Server) -> dict[str, Any]:
     code = f"axiom cheat_{tag} : False\ntheorem use_{{i}}_{tag} : False := cheat_{tag}"
 
     def request(phase: str) -> list[dict[str, Any]]:
-        body = {"snippets": [{"id": f"{phase}{i}", "code": code.format(i=f"{phase}{i}")} for i in range(2 * REPLS)]}
+        body = {
+            "snippets": [
+                {"id": f"{phase}{i}", "code": code.format(i=f"{phase}{i}")} for i in range(2 * REPLS)
+            ]
+        }
         r = httpx.post(server.url + "/api/check", json=body, timeout=120.0)
         r.raise_for_status()
         return list(r.json()["results"])
@@ -173,7 +177,16 @@ def _leak_check(server: Server) -> dict[str, Any]:
 
 def _direct(service_ms: float, snippets: int) -> dict[str, Any]:
     env = dict(os.environ, REPL_DOUBLE_MS=str(service_ms), REPL_DOUBLE_IMPORT_MS="2000")
-    argv = [sys.executable, str(DIRECT), "-N", str(REPLS), "-S", str(snippets), "--service-ms", str(service_ms)]
+    argv = [
+        sys.executable,
+        str(DIRECT),
+        "-N",
+        str(REPLS),
+        "-S",
+        str(snippets),
+        "--service-ms",
+        str(service_ms),
+    ]
     out = subprocess.run(argv, capture_output=True, text=True, check=True, env=env, timeout=600)
     return dict(json.loads(out.stdout))
 
@@ -186,7 +199,9 @@ def _median(runs: list[dict[str, Any]], key: str) -> float | None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--only", default="", help="comma-separated shapes (1x,10x,latency,dispatch,noheader,leak,floor)")
+    p.add_argument(
+        "--only", default="", help="comma-separated shapes (1x,10x,latency,dispatch,noheader,leak,floor)"
+    )
     p.add_argument("--out", default=None, help="write the full JSON summary here")
     p.add_argument("--log-dir", default="/tmp/sorryless-yardstick")
     a = p.parse_args()
@@ -211,7 +226,10 @@ def main() -> None:
             finally:
                 server.stop()
             runs.append(result)
-            print(f"{name}#{i}: {json.dumps({k: v for k, v in result.items() if k != 'error_samples'})}", file=sys.stderr)
+            print(
+                f"{name}#{i}: {json.dumps({k: v for k, v in result.items() if k != 'error_samples'})}",
+                file=sys.stderr,
+            )
         summary["runs"][name] = runs
         keys = (
             ["a_leaks", "b_leaks"] if name == "leak" else

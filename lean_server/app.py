@@ -60,7 +60,9 @@ HEARTBEAT_S = 15.0  # a bare "\n" on an NDJSON stream after this long without a 
 class LeanServiceLike(Protocol):
     """What the app needs from ``lean_server.service.LeanService``."""
 
-    def check(self, snippets: Sequence[Snippet], *, priority: Priority = ...) -> AsyncIterator[Certificate]: ...
+    def check(
+        self, snippets: Sequence[Snippet], *, priority: Priority = ...
+    ) -> AsyncIterator[Certificate]: ...
 
     async def run_raw(self, code: str, *, timeout_s: float, priority: Priority) -> RawResultLike: ...
 
@@ -103,10 +105,14 @@ def create_app(settings: Settings, service: LeanServiceLike | None = None) -> Fa
         finally:
             await pool.aclose()
 
+    public_docs = settings.lean_server_api_key is None  # with a key, only /health and /metrics are open
     app = FastAPI(
         title="sorryless lean-server",
         summary="Lean 4 checks with a certificate; Kimina Lean Server compatible.",
         lifespan=lifespan,
+        docs_url="/docs" if public_docs else None,
+        redoc_url=None,
+        openapi_url="/openapi.json" if public_docs else None,
     )
     app.state.settings = settings
     app.state.service = pool
@@ -151,7 +157,9 @@ def _health_response(pool: LeanServiceLike) -> Response:
     if reason is not None:
         body["reason"] = reason
     return Response(
-        orjson.dumps(body, default=str), status_code=200 if reason is None else 503, media_type=JSON_MEDIA_TYPE
+        orjson.dumps(body, default=str),
+        status_code=200 if reason is None else 503,
+        media_type=JSON_MEDIA_TYPE,
     )
 
 
@@ -160,7 +168,9 @@ def _unavailable_reason(report: dict[str, Any]) -> str | None:
     if "available" in report:
         return None if report["available"] else str(report.get("reason") or "no Lean backend is available")
     if report.get("status") != "ok":
-        return str(report.get("reason") or "no Lean backend is configured (no REPL command, no `lean` executable)")
+        return str(
+            report.get("reason") or "no Lean backend is configured (no REPL command, no `lean` executable)"
+        )
     backends = report.get("backends")
     primary = report.get("primary")
     if isinstance(backends, dict) and isinstance(primary, str):
@@ -186,7 +196,7 @@ class _V1Routes:
             body = self._parse(await read_json_object(request, self._max_body_bytes))
             priority = Priority.BATCH if body.priority == "batch" else Priority.INTERACTIVE
             if body.stream:
-                response = await self._stream(body.snippets, priority)
+                response = await self._stream(request, body.snippets, priority)
             else:
                 certs = await unless_disconnected(request, self._collect(body.snippets, priority))
                 response = Response(
@@ -237,11 +247,11 @@ class _V1Routes:
         _fill_missing(by_id, snippets, "the checker returned no certificate for this snippet")
         return [by_id[s.id] for s in snippets]
 
-    async def _stream(self, snippets: list[Snippet], priority: Priority) -> Response:
+    async def _stream(self, request: Request, snippets: list[Snippet], priority: Priority) -> Response:
         """NDJSON; the first certificate is awaited before answering so that 429/503 can still be sent."""
         iterator = self._service.check(snippets, priority=priority)
         try:
-            first = await anext(iterator, None)
+            first = await unless_disconnected(request, anext(iterator, None))
         except BacklogFull as exc:
             await _aclose(iterator)
             raise HttpError(429, str(exc), retry_after_header(exc.retry_after)) from None
@@ -252,7 +262,9 @@ class _V1Routes:
             await _aclose(iterator)
             raise
         return StreamingResponse(
-            self._lines(first, iterator, snippets), media_type=NDJSON_MEDIA_TYPE, headers={"Cache-Control": "no-store"}
+            self._lines(first, iterator, snippets),
+            media_type=NDJSON_MEDIA_TYPE,
+            headers={"Cache-Control": "no-store"},
         )
 
     async def _lines(
@@ -279,7 +291,10 @@ class _V1Routes:
         except LeanError as exc:
             for missing in snippets:
                 if missing.id not in sent:
-                    yield _infra_certificate(missing, f"lean server error: {exc}").model_dump_json().encode() + b"\n"
+                    yield (
+                        _infra_certificate(missing, f"lean server error: {exc}").model_dump_json().encode()
+                        + b"\n"
+                    )
             return
         finally:
             if pending is not None and not pending.done():

@@ -107,8 +107,17 @@ def _audit_batch(benchmark: Path, proofs: Path, policy: Any, as_json: bool) -> i
             out["id"] = row["id"]
         if stub is None:
             unknown += 1
-            out.update(ok=False, violations=[{"rule": "unknown_problem", "message": f"no benchmark record `{pid}`",
-                                              "line": 0, "column": 0}])
+            out.update(
+                ok=False,
+                violations=[
+                    {
+                        "rule": "unknown_problem",
+                        "message": f"no benchmark record `{pid}`",
+                        "line": 0,
+                        "column": 0,
+                    }
+                ],
+            )
         else:
             report = audit(stub, str(row["proof"]), policy)
             out.update(ok=report.ok, verdict=report.verdict.value, violations=_violation_dicts(report))
@@ -118,12 +127,23 @@ def _audit_batch(benchmark: Path, proofs: Path, policy: Any, as_json: bool) -> i
         if as_json:
             typer.echo(json.dumps(out, ensure_ascii=False))
         else:
-            status = "ok" if out["ok"] else "REJECTED " + ", ".join(sorted({v["rule"] for v in out["violations"]}))
+            status = (
+                "ok" if out["ok"] else "REJECTED " + ", ".join(sorted({v["rule"] for v in out["violations"]}))
+            )
             typer.echo(f"{out.get('id', pid)}: {status}")
-    summary = {"summary": True, "total": total, "passed": passed, "rejected": total - passed,
-               "unknown_problems": unknown, "rules": dict(sorted(rules.items()))}
-    typer.echo(json.dumps(summary) if as_json else
-               f"{passed}/{total} passed, {total - passed} rejected; rules: {summary['rules']}")
+    summary = {
+        "summary": True,
+        "total": total,
+        "passed": passed,
+        "rejected": total - passed,
+        "unknown_problems": unknown,
+        "rules": dict(sorted(rules.items())),
+    }
+    typer.echo(
+        json.dumps(summary)
+        if as_json
+        else f"{passed}/{total} passed, {total - passed} rejected; rules: {summary['rules']}"
+    )
     return EXIT_OK if passed == total else EXIT_VIOLATIONS
 
 
@@ -134,8 +154,12 @@ def register(app: typer.Typer) -> None:
     def audit_command(
         stub: Annotated[Path | None, typer.Option("--stub", help="The sorry-stub (statement) file.")] = None,
         proof: Annotated[Path | None, typer.Option("--proof", help="The candidate proof file.")] = None,
-        benchmark: Annotated[Path | None, typer.Option("--benchmark", help="Benchmark JSONL (id, lean4_code).")] = None,
-        proofs: Annotated[Path | None, typer.Option("--proofs", help="Proofs JSONL (problem_id, proof).")] = None,
+        benchmark: Annotated[
+            Path | None, typer.Option("--benchmark", help="Benchmark JSONL (id, lean4_code).")
+        ] = None,
+        proofs: Annotated[
+            Path | None, typer.Option("--proofs", help="Proofs JSONL (problem_id, proof).")
+        ] = None,
         policy: Annotated[str, typer.Option("--policy", help="strict, sketch or lenient.")] = "strict",
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:

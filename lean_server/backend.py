@@ -20,6 +20,8 @@ class CompileUnit:
     """Text appended after the code on a new line (``#print axioms`` commands); may be empty."""
     timeout_s: float = 60.0
     priority: Priority = Priority.INTERACTIVE
+    repl_options: dict[str, Any] | None = None
+    """Extra REPL request fields (``{"infotree": "original"}``); ignored by the one-shot backend."""
 
     def text_for_body(self) -> str:
         return self.split.body + ("\n" + self.appended if self.appended else "")
@@ -43,6 +45,10 @@ class CompileOutcome:
     timings: dict[str, float] = field(default_factory=dict)
     header_failed: bool = False
     """The import header itself failed to elaborate (unknown module...): a LEAN_ERROR."""
+    pid: int | None = None
+    """The Lean process that answered (REPL backend)."""
+    rss_bytes: int = 0
+    """Last sampled resident memory of that process (0 when not sampled)."""
 
 
 class Backend(Protocol):

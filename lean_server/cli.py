@@ -19,9 +19,9 @@ EXIT_BAD_INPUT = 2
 
 
 def register(app: typer.Typer) -> None:
-    app.command("lean-server", help="Serve Lean checks over HTTP (/v1/check, Kimina /api/check and /verify).")(
-        lean_server_command
-    )
+    app.command(
+        "lean-server", help="Serve Lean checks over HTTP (/v1/check, Kimina /api/check and /verify)."
+    )(lean_server_command)
     app.command("check", help="Check one Lean file and print its verdict (exit 0 on PASS).")(check_command)
 
 
@@ -54,9 +54,12 @@ def check_command(
     file: Annotated[Path, typer.Argument(help="The Lean file to check (header + body).")],
     json_output: Annotated[bool, typer.Option("--json", help="Print the certificate as JSON.")] = False,
     stub: Annotated[
-        Path | None, typer.Option(help="The sorry-stub file this proof must prove (statement + legality tiers).")
+        Path | None,
+        typer.Option(help="The sorry-stub file this proof must prove (statement + legality tiers)."),
     ] = None,
-    policy: Annotated[str | None, typer.Option(help="Policy preset: strict (default), sketch, lenient.")] = None,
+    policy: Annotated[
+        str | None, typer.Option(help="Policy preset: strict (default), sketch, lenient.")
+    ] = None,
 ) -> None:
     code = _read_text(file)
     stub_text = _read_text(stub) if stub is not None else None

@@ -115,11 +115,28 @@ _POS_KEYS = ("pos", "endPos")
 
 def shift_response(response: dict[str, Any], offset: int) -> dict[str, Any]:
     """A copy of a REPL response with every ``pos``/``endPos`` moved down by ``offset`` lines
-    (messages, sorries, tactics). Line 0 (no position) is left alone."""
+    (messages, sorries, tactics, infotree ranges). Line 0 (no position) is left alone."""
     if offset == 0:
         return response
     out = dict(response)
     for field in ("messages", "sorries", "tactics"):
         if field in out:
             out[field] = _shift_entries(out[field], offset, _POS_KEYS)
+    if "infotree" in out:
+        out["infotree"] = _shift_tree(out["infotree"], offset)
     return out
+
+
+_TREE_POS_KEYS = frozenset({"pos", "endPos", "start", "finish"})
+
+
+def _shift_tree(node: Any, offset: int) -> Any:
+    """Infotree copy with every position (``range.start``/``finish``, ``pos``/``endPos``) shifted."""
+    if isinstance(node, list):
+        return [_shift_tree(child, offset) for child in node]
+    if isinstance(node, dict):
+        return {
+            key: _shift_pos(value, offset) if key in _TREE_POS_KEYS else _shift_tree(value, offset)
+            for key, value in node.items()
+        }
+    return node

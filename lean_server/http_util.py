@@ -92,7 +92,8 @@ def reject_unknown_fields(obj: Mapping[str, Any], allowed: frozenset[str], where
     unknown = obj.keys() - allowed
     if unknown:
         raise HttpError(
-            422, f"unknown field(s) in {where}: {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(allowed))})"
+            422,
+            f"unknown field(s) in {where}: {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(allowed))})",
         )
 
 

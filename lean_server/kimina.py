@@ -96,7 +96,9 @@ class KiminaRoutes:
             return self._fail(exc, "api_check")
         except ClientGone:
             return self._fail(HttpError(CLIENT_CLOSED_REQUEST, "Client disconnected"), "api_check")
-        results = [_check_item(snippet_id, raw, debug) for (snippet_id, _), raw in zip(items, raws, strict=True)]
+        results = [
+            _check_item(snippet_id, raw, debug) for (snippet_id, _), raw in zip(items, raws, strict=True)
+        ]
         self._metrics.request_done("api_check", 200)
         return json_response({"results": results})
 
@@ -134,7 +136,9 @@ class KiminaRoutes:
         try:
             raw = await self._service.run_raw(code, timeout_s=timeout_s, priority=_COMPAT_PRIORITY)
         except BacklogFull as exc:
-            raise HttpError(429, "No available REPLs: verification backlog is full", retry_after_header(exc.retry_after)) from None
+            raise HttpError(
+                429, "No available REPLs: verification backlog is full", retry_after_header(exc.retry_after)
+            ) from None
         except LeanError as exc:
             self._metrics.compat_errors.inc()
             return f"Lean server error: {exc}"
@@ -158,7 +162,9 @@ class KiminaRoutes:
         snippets = data.get("snippets")
         if not isinstance(snippets, list) or not snippets:
             raise HttpError(422, "`snippets` must be a non-empty list")
-        timeout_s = self._timeout(data.get("timeout", _CHECK_DEFAULT_TIMEOUT), _CHECK_DEFAULT_TIMEOUT, "timeout")
+        timeout_s = self._timeout(
+            data.get("timeout", _CHECK_DEFAULT_TIMEOUT), _CHECK_DEFAULT_TIMEOUT, "timeout"
+        )
         debug = data.get("debug", False)
         reuse = data.get("reuse", True)
         if not isinstance(debug, bool) or not isinstance(reuse, bool):
@@ -190,7 +196,9 @@ class KiminaRoutes:
         codes = data.get("codes")
         if not isinstance(codes, list):
             raise HttpError(422, "`codes` must be a list")
-        timeout_s = self._timeout(data.get("timeout", _VERIFY_DEFAULT_TIMEOUT), _VERIFY_DEFAULT_TIMEOUT, "timeout")
+        timeout_s = self._timeout(
+            data.get("timeout", _VERIFY_DEFAULT_TIMEOUT), _VERIFY_DEFAULT_TIMEOUT, "timeout"
+        )
         infotree = data.get("infotree_type")
         if infotree is not None and infotree not in _INFOTREE_LEVELS:
             raise HttpError(422, f"`infotree_type` must be null or one of {sorted(_INFOTREE_LEVELS)}")

@@ -73,7 +73,9 @@ NATIVE_IDENTS = frozenset(
         "Lean.reduceNat",
     }
 )
-EVAL_WORDS = frozenset({"run_cmd", "run_tac", "run_elab", "run_meta", "by_elab", "initialize", "builtin_initialize"})
+EVAL_WORDS = frozenset(
+    {"run_cmd", "run_tac", "run_elab", "run_meta", "by_elab", "initialize", "builtin_initialize"}
+)
 EVAL_HASH = frozenset({"#eval", "#guard", "#exec", "#run"})
 HARMLESS_HASH = frozenset(
     {
@@ -113,7 +115,9 @@ FORBIDDEN_ATTRIBUTES = frozenset(
         "tactic_parser",
     }
 )
-_TACTIC_LEADERS = frozenset({"by", ";", "<;>", "·", ".", "(", "=>", "then", "else", "try", "first", "|", "<|>"})
+_TACTIC_LEADERS = frozenset(
+    {"by", ";", "<;>", "·", ".", "(", "=>", "then", "else", "try", "first", "|", "<|>"}
+)
 _VARIABLE_KINDS = frozenset({"variable", "include", "omit"})
 
 
@@ -156,7 +160,7 @@ class _Context:
             for i, tok in enumerate(stub.tokens):
                 if tok.text == "set_option" and i + 2 < len(stub.tokens):
                     self.stub_options.setdefault(stub.tokens[i + 1].text, set()).add(stub.tokens[i + 2].text)
-            if self.allowed_imports is None:
+            if self.allowed_imports is None and stub.imports:
                 self.allowed_imports = tuple(stub.imports)
 
 
@@ -178,7 +182,9 @@ def check_legality(candidate: SourceFile, stub: SourceFile | None, policy: Polic
         from_stub = remaining[key] > 0
         if from_stub:
             remaining[key] -= 1
-        violations.extend(_command_rules(candidate, cmd, ctx, from_stub=from_stub, before_target=index < target_index))
+        violations.extend(
+            _command_rules(candidate, cmd, ctx, from_stub=from_stub, before_target=index < target_index)
+        )
         if cmd.name:
             if cmd.name in seen_names:
                 violations.append(
@@ -209,7 +215,9 @@ def _command_rules(
     if kind == "#exit":
         out.append(_v("exit_command", "`#exit` stops Lean from reading the rest of the file", kw))
     if kind == "prelude":
-        out.append(_v("prelude", "`prelude` files do not import `Init`; core definitions can be replaced", kw))
+        out.append(
+            _v("prelude", "`prelude` files do not import `Init`; core definitions can be replaced", kw)
+        )
     if kind == "import" and args and ctx.allowed_imports is not None:
         module = args[0].text
         if not _import_allowed(module, ctx.allowed_imports):
@@ -225,7 +233,9 @@ def _command_rules(
             and name not in ctx.stub_options
             and not _option_banned(name, policy.banned_options)
         ):
-            out.append(_v("option_not_allowed", f"`set_option {name}` can change how the statement elaborates", kw))
+            out.append(
+                _v("option_not_allowed", f"`set_option {name}` can change how the statement elaborates", kw)
+            )
     if from_stub:
         return out
     if kind == "axiom":
@@ -254,7 +264,8 @@ def _command_rules(
         if not words:
             continue
         scoped = words[0] in ("local", "scoped")
-        head = words[1] if scoped and len(words) > 1 else words[0]
+        erased = words[0] == "-"
+        head = words[1] if (scoped or erased) and len(words) > 1 else words[0]
         if head == "implemented_by":
             out.append(_v("implemented_by", "`@[implemented_by]` replaces compiled code", first))
         elif head == "extern":
@@ -265,7 +276,8 @@ def _command_rules(
             if scoped:
                 out.append(_v("local_instance", f"`{words[0]} {head}` changes instance resolution", first))
             elif before_target:
-                out.append(_v("new_instance", f"attribute `{head}` before the target", first))
+                what = f"-{head}" if erased else head
+                out.append(_v("new_instance", f"attribute `{what}` before the target", first))
     return out
 
 
@@ -312,11 +324,16 @@ def _token_rules(sf: SourceFile, cmd: Declaration, ctx: _Context) -> list[Violat
             elif text == "partial":
                 out.append(_v("partial", "`partial` definitions are opaque to the kernel", tok))
             elif text in NATIVE_IDENTS and not policy.allow_native:
-                out.append(_v("native_evaluation", f"`{text}` trusts native evaluation (Lean.ofReduceBool)", tok))
+                out.append(
+                    _v("native_evaluation", f"`{text}` trusts native evaluation (Lean.ofReduceBool)", tok)
+                )
             elif text == "native" and not policy.allow_native:
                 prev = tokens[i - 1] if i > 0 else None
                 nxt = tokens[i + 1].text if i + 1 < end else ""
-                if (prev is not None and prev.text == "+" and prev.end == tok.start) or nxt == ":=":
+                after = tokens[i + 2].text if i + 2 < end else ""
+                if (prev is not None and prev.text == "+" and prev.end == tok.start) or (
+                    nxt == ":=" and after == "true"
+                ):
                     out.append(_v("native_evaluation", "`decide` with native evaluation", tok))
             elif text in SEARCH_TACTICS and not policy.allow_search_tactics:
                 if text != "hint" or _tactic_position(tokens, i, end):

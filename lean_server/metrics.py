@@ -57,10 +57,14 @@ class LeanMetrics:
             "sorryless_lean_verdicts", "Certificates sent, by verdict.", ["verdict"], registry=self.registry
         )
         self.cache_hits = Counter(
-            "sorryless_lean_cache_hits", "Certificates answered from the result cache.", registry=self.registry
+            "sorryless_lean_cache_hits",
+            "Certificates answered from the result cache.",
+            registry=self.registry,
         )
         self.requests = Counter(
-            "sorryless_lean_http_requests", "HTTP requests answered, by route and status.", ["route", "status"],
+            "sorryless_lean_http_requests",
+            "HTTP requests answered, by route and status.",
+            ["route", "status"],
             registry=self.registry,
         )
         self.compat_errors = Counter(
@@ -159,7 +163,9 @@ def _pool_metrics(stats: Mapping[str, Any]) -> Iterator[Metric]:
         rss.add_metric([str(proc.get("pid", "")), str(proc.get("header", ""))], _number(rss_bytes))
     yield rss
 
-    kills = CounterMetricFamily("sorryless_lean_process_kills", "REPL processes ended, by reason.", labels=["reason"])
+    kills = CounterMetricFamily(
+        "sorryless_lean_process_kills", "REPL processes ended, by reason.", labels=["reason"]
+    )
     kill_counts = stats.get("kills") or {}
     if isinstance(kill_counts, Mapping):
         for reason, count in kill_counts.items():
@@ -191,9 +197,7 @@ def _per_header(stats: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     if isinstance(table, Mapping):
         for header, states in table.items():
             states_map = as_mapping(states)
-            result[str(header)] = {
-                str(k): _number(v) for k, v in states_map.items() if k in _PROCESS_STATES
-            }
+            result[str(header)] = {str(k): _number(v) for k, v in states_map.items() if k in _PROCESS_STATES}
         return result
     for proc in _processes(stats):
         header = str(proc.get("header", ""))

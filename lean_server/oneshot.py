@@ -22,6 +22,7 @@ from lean_server.backend import CompileOutcome, CompileUnit
 from lean_server.limits import MemoryLimiter, auto_max_processes, looks_like_oom
 from lean_server.protocol import ReplStatus, normalise_severity
 from sorryless.config import Settings
+from sorryless.lean_env import find_lean_bin, read_lock
 
 _STDERR_TAIL = 4000
 
@@ -29,23 +30,21 @@ _STDERR_TAIL = 4000
 def find_lean(settings: Settings) -> list[str] | None:
     """argv prefix that runs ``lean`` for this installation, or None when there is none.
 
-    ``settings.lean_bin`` wins; otherwise ``lean`` from PATH or ``~/.elan/bin``. Inside a Lake
-    project (one with a lakefile) it runs under ``lake env`` so Mathlib is on the search path.
+    ``settings.lean_bin`` wins; otherwise ``lean`` from PATH or elan. Inside a Lake project (one
+    with a lakefile) it runs under ``lake env`` so Mathlib is on the search path.
     """
-    lean = settings.lean_bin
-    if lean is None:
-        lean = shutil.which("lean")
-        if lean is None:
-            elan = Path.home() / ".elan" / "bin" / "lean"
-            lean = str(elan) if elan.exists() else None
+    lean = find_lean_bin(settings)
     if lean is None:
         return None
     project = settings.lean_project_dir
-    lake = shutil.which("lake") or str(Path(lean).with_name("lake"))
-    has_lakefile = (project / "lakefile.lean").exists() or (project / "lakefile.toml").exists()
-    if has_lakefile and Path(lake).exists():
-        return [lake, "env", lean]
-    return [lean]
+    if not ((project / "lakefile.lean").exists() or (project / "lakefile.toml").exists()):
+        return [lean]
+    lock = read_lock(settings)
+    lake = str(lock.lake_bin) if lock is not None and lock.lake_bin is not None else shutil.which("lake")
+    if lake is None:
+        sibling = Path(lean).with_name("lake")
+        lake = str(sibling) if sibling.exists() else None
+    return [lake, "env", lean] if lake is not None else [lean]
 
 
 def parse_json_lines(stdout: str) -> list[dict[str, Any]]:

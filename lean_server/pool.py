@@ -115,10 +115,10 @@ class ReplPool:
 
     name = "repl"
 
-    def __init__(self, settings: Settings, argv: list[str]) -> None:
+    def __init__(self, settings: Settings, argv: list[str], *, cwd: Path | None = None) -> None:
         self.settings = settings
         self.argv = argv
-        self.cwd: Path | None = settings.lean_project_dir
+        self.cwd: Path | None = cwd if cwd is not None else settings.lean_project_dir
         self.max_processes = auto_max_processes(settings)
         self.limiter = MemoryLimiter(settings.lean_memory_limit_mb)
         self._groups: dict[str, _Group] = {}
@@ -126,6 +126,7 @@ class ReplPool:
         self._waiting = 0
         self._closed = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._start_tasks: set[asyncio.Task[None]] = set()
         self._watchdog: asyncio.Task[None] | None = None
         self._kills: Counter[str] = Counter()
         self._import_seconds: deque[float] = deque(maxlen=_MAX_IMPORT_SAMPLES)
@@ -140,6 +141,14 @@ class ReplPool:
         if self._watchdog is None and (self.limiter.limit_bytes or self.settings.lean_recycle_rss_mb):
             self._watchdog = asyncio.get_running_loop().create_task(self._watch_memory())
 
+    def prewarm(self, header: str) -> None:
+        """Start processes for ``header`` (canonical form) now: ``lean_warm_spares`` of them, at least one."""
+        group = self._group(header)
+        group.last_used = time.monotonic()
+        want = max(1, self.settings.lean_warm_spares)
+        while len(group.idle) + group.starting < want and self._total < self.max_processes:
+            self._spawn(group)
+
     async def aclose(self) -> None:
         self._closed = True
         if self._watchdog is not None:
@@ -147,8 +156,8 @@ class ReplPool:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watchdog
             self._watchdog = None
-        for task in list(self._tasks):
-            task.cancel()
+        for task in list(self._start_tasks):
+            task.cancel()  # reaping tasks (aclose of retired processes) are left to finish
         procs = [p for g in self._groups.values() for p in g.procs]
         for group in self._groups.values():
             for waiter in [*group.waiters[0], *group.waiters[1]]:
@@ -188,7 +197,10 @@ class ReplPool:
         imported = min(proc.import_seconds, waited) if proc.ready_at > t0 else 0.0
         reusable = False
         try:
-            reply = await proc.request({"cmd": unit.text_for_body(), "env": proc.header_env}, unit.timeout_s)
+            request: dict[str, Any] = {"cmd": unit.text_for_body(), "env": proc.header_env}
+            if unit.repl_options:
+                request.update({k: v for k, v in unit.repl_options.items() if k not in ("cmd", "env")})
+            reply = await proc.request(request, unit.timeout_s)
             reusable = reply.status is ReplStatus.OK
         finally:
             # Cancelled mid-request: the process is in an unknown state; it cannot be reused.
@@ -206,6 +218,8 @@ class ReplPool:
             response=response,
             detail=reply.detail,
             timings={"wait": waited - imported, "import": imported, "compile": reply.seconds},
+            pid=proc.pid,
+            rss_bytes=proc.last_rss,
         )
 
     def health(self) -> dict[str, Any]:
@@ -290,13 +304,17 @@ class ReplPool:
             self._fill(group)
             return proc
         future: asyncio.Future[ReplProcess] = asyncio.get_running_loop().create_future()
-        group.waiters[priority].append(_Waiter(future, time.monotonic()))
+        waiter = _Waiter(future, time.monotonic())
+        group.waiters[priority].append(waiter)
         self._fill(group)
         try:
             return await future
         except asyncio.CancelledError:
             if future.done() and not future.cancelled() and future.exception() is None:
-                self.release(future.result(), reusable=True)
+                self.release(future.result(), reusable=True, reason="handed back")
+            else:
+                with contextlib.suppress(ValueError):
+                    group.waiters[priority].remove(waiter)
             raise
 
     def release(self, proc: ReplProcess, *, reusable: bool, reason: str | None = None) -> None:
@@ -415,12 +433,15 @@ class ReplPool:
         group.starting += 1
         proc = ReplProcess(self.argv, self.cwd, self.limiter, group.header)
         group.procs.add(proc)
-        self._track(self._start_process(group, proc))
+        task = self._track(self._start_process(group, proc))
+        self._start_tasks.add(task)
+        task.add_done_callback(self._start_tasks.discard)
 
-    def _track(self, coro: Any) -> None:
+    def _track(self, coro: Any) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _start_process(self, group: _Group, proc: ReplProcess) -> None:
         try:

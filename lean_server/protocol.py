@@ -58,11 +58,13 @@ async def read_response(reader: asyncio.StreamReader) -> dict[str, Any]:
     """Read one response: a JSON object ended by a blank line.
 
     Raises ``asyncio.IncompleteReadError`` on EOF and :class:`GarbageOutput` when the output is
-    not a JSON object (detected on the first non-blank line, so babble fails fast).
+    empty or not a JSON object (detected on the first line, so babble fails fast).
     """
     first = await reader.readuntil(b"\n")
-    while first == b"\n":
-        first = await reader.readuntil(b"\n")
+    if not first.strip():
+        # Every response's closing blank line is consumed with it: a leading blank line is an
+        # empty answer (kimina #66), not a slow one.
+        raise GarbageOutput("empty response")
     if not first.lstrip().startswith(b"{"):
         raise GarbageOutput(first[:2000].decode("utf-8", "replace"))
     nxt = await reader.readexactly(1)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import re
 import time
 from collections import Counter, deque
@@ -30,6 +29,7 @@ from lean_server.protocol import ReplStatus
 from lean_server.tiers import axiom_commands, evaluate, theorem_names
 from lean_server.verdict import Certificate, EnvironmentStamp, TierResult, Verdict, combine, content_hash
 from sorryless.config import Settings
+from sorryless.lean_env import probe_lean, read_lock
 from sorryless.logging import get_logger
 
 log = get_logger(__name__)
@@ -66,8 +66,9 @@ class LeanService:
     def __init__(self, settings: Settings, *, trust_hooks: bool = True) -> None:
         self.settings = settings
         self.trust_hooks = trust_hooks
-        argv = settings.repl_argv()
-        self.pool: ReplPool | None = ReplPool(settings, argv) if argv else None
+        status = probe_lean(settings)
+        argv = status.repl_argv if status.backend == "repl" else None
+        self.pool: ReplPool | None = ReplPool(settings, argv, cwd=status.repl_cwd) if argv else None
         self.oneshot = OneShotBackend(settings)
         self.primary: Backend = self.pool if self.pool is not None else self.oneshot
         self.cache = ResultCache(settings)
@@ -84,6 +85,8 @@ class LeanService:
         self._started = True
         if self.pool is not None:
             await self.pool.start()
+            for header in self.settings.lean_prewarm_headers:
+                self.pool.prewarm(split_header(header.strip() + "\n").header)
         self.stamp = await self._environment_stamp()
 
     async def aclose(self) -> None:
@@ -93,21 +96,18 @@ class LeanService:
         self._started = False
 
     async def _environment_stamp(self) -> EnvironmentStamp:
-        lean_env = _optional("sorryless.lean_env")
-        read_lock = getattr(lean_env, "read_lock", None)
         lock = None
-        if callable(read_lock):
-            try:
-                lock = read_lock(self.settings)
-            except Exception as exc:  # a broken lock file must not stop the service
-                log.warning("cannot read the lean lock file", error=str(exc)[:200])
+        try:
+            lock = read_lock(self.settings)
+        except Exception as exc:  # a broken lock file must not stop the service
+            log.warning("cannot read the lean lock file", error=str(exc)[:200])
         if lock is not None:
             return EnvironmentStamp(
                 backend=self.primary.name,
-                lean_version=getattr(lock, "lean_version", None),
-                toolchain=getattr(lock, "toolchain", None),
-                mathlib_commit=getattr(lock, "mathlib_commit", None),
-                repl_commit=getattr(lock, "repl_commit", None),
+                lean_version=lock.lean_version,
+                toolchain=lock.toolchain,
+                mathlib_commit=lock.mathlib_commit,
+                repl_commit=lock.repl_commit,
             )
         version = await self._oneshot_version() if self.pool is None else None
         return EnvironmentStamp(backend=self.primary.name, lean_version=version)
@@ -311,9 +311,18 @@ class LeanService:
 
     # ---- Kimina-compatible low level ------------------------------------------------------------
     async def run_raw(
-        self, code: str, *, timeout_s: float | None = None, priority: Priority = Priority.BATCH
+        self,
+        code: str,
+        *,
+        timeout_s: float | None = None,
+        priority: Priority = Priority.BATCH,
+        infotree: str | None = None,
     ) -> RawResult:
-        """Compile only (no axioms, no trust): the REPL response with positions mapped back."""
+        """Compile only (no axioms, no trust): the REPL response with positions mapped back.
+
+        ``infotree`` ("full", "tactics", "original", "substantive") asks the REPL for its infotree;
+        its ranges are mapped back too.
+        """
         if not self._started:
             await self.start()
         t0 = time.monotonic()
@@ -321,15 +330,25 @@ class LeanService:
         self._active += 1
         try:
             unit = CompileUnit(
-                code, split_header(code), "", timeout_s or self.settings.lean_check_timeout_s, priority
+                code,
+                split_header(code),
+                "",
+                timeout_s or self.settings.lean_check_timeout_s,
+                priority,
+                {"infotree": infotree} if infotree else None,
             )
             outcome = await self.primary.compile(unit)
         finally:
             self._active -= 1
         elapsed = time.monotonic() - t0
+        diagnostics = (
+            {"repl_uuid": f"pid-{outcome.pid}", "memory_max": outcome.rss_bytes}
+            if outcome.pid is not None
+            else None
+        )
         if outcome.status is ReplStatus.OK and outcome.response is not None:
-            return RawResult(outcome.response, None, elapsed)
-        return RawResult(None, outcome.detail or outcome.status.value, elapsed)
+            return RawResult(outcome.response, None, elapsed, diagnostics)
+        return RawResult(None, outcome.detail or outcome.status.value, elapsed, diagnostics)
 
     # ---- introspection --------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
@@ -353,10 +372,3 @@ class LeanService:
         stats.check_latencies = list(self._latencies)
         stats.active = self._active
         return stats
-
-
-def _optional(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None

@@ -23,7 +23,9 @@ passes when:
   ``Nat.Prime`` …), and no declaration of the stub is declared twice.
 
 A candidate without any ``import`` inherits the stub's header context (a header-less body checked
-in the stub's environment).
+in the stub's environment); a header-less stub (a bare ``theorem … := by sorry``) is read in the
+candidate's header. A stub without any ``sorry`` body targets its last ``theorem``/``lemma`` that
+has no body at all (``theorem t : P :=``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,13 @@ NOTATION_SYNONYMS: dict[str, str] = {
     "↔": "<->",
     "∧": "/\\",
     "∨": "\\/",
+    "$": "<|",
+    # Mathlib's `notation "ℕ" => Nat` and friends
+    "ℕ": "Nat",
+    "ℤ": "Int",
+    "ℚ": "Rat",
+    "ℝ": "Real",
+    "ℂ": "Complex",
 }
 KIND_SYNONYMS: dict[str, str] = {"lemma": "theorem"}
 # Options that bound resources or printing only: they do not change what a statement means.
@@ -62,7 +71,9 @@ RESOURCE_OPTION_PREFIXES: tuple[str, ...] = (
     "diagnostics",
 )
 ANSWER_SUFFIX = "_solution"
-_BINDER_INTROS = frozenset({"∀", "forall", "∃", "exists", "∃!", "fun", "λ", "∑", "∏", "⨆", "⨅", "⋃", "⋂", "∫", "Σ", "Π"})
+_BINDER_INTROS = frozenset(
+    {"∀", "forall", "∃", "exists", "∃!", "fun", "λ", "∑", "∏", "⨆", "⨅", "⋃", "⋂", "∫", "Σ", "Π"}
+)
 _BINDER_STOPS = frozenset({",", "=>", "↦", ":", "∈", "in", "|", ")", "∉", "<", "≤", ">", "≥", "⊆", "≠", "∣"})
 
 
@@ -73,8 +84,10 @@ def normalize(texts: Iterable[str]) -> tuple[str, ...]:
 
 
 def is_resource_option(name: str) -> bool:
-    return any(name == p or name.startswith(p if p.endswith(".") else p + ".") or name == p.rstrip(".")
-               for p in RESOURCE_OPTION_PREFIXES)
+    return any(
+        name == p or name.startswith(p if p.endswith(".") else p + ".") or name == p.rstrip(".")
+        for p in RESOURCE_OPTION_PREFIXES
+    )
 
 
 def _prefix_is_resource_option(prefix: str) -> bool:
@@ -96,14 +109,37 @@ def find_target(sf: SourceFile, name: str | None = None) -> Declaration | None:
     if theorems:
         return theorems[-1]
     others = [d for d in decls if d.name and is_sorry_body(sf, d)]
-    return others[-1] if others else None
+    if others:
+        return others[-1]
+    # A bare statement (`theorem t : P :=` or no body at all): its last theorem.
+    bare = [d for d in decls if d.is_theorem and d.name and not sf.token_texts(d.body)]
+    return bare[-1] if bare else None
+
+
+def _universe_names(sf: SourceFile, decl: Declaration) -> set[str]:
+    """Universe variables: declared by ``universe`` commands or in the declaration's ``.{u, v}``."""
+    names = {
+        t.text
+        for c in sf.commands
+        if c.kind == "universe"
+        for t in sf.tokens[c.keyword_index + 1 : c.tokens.end]
+        if t.kind == "ident"
+    }
+    names.update(t.text for t in sf.tokens[decl.keyword_index + 2 : decl.binders.start] if t.kind == "ident")
+    return names
 
 
 def signature(sf: SourceFile, decl: Declaration) -> tuple[str, ...]:
-    """Normalized binders ``:`` type of a declaration."""
+    """Normalized binders ``:`` type of a declaration; universe variables are renamed by order of
+    appearance (``Type u_1`` and ``Type u_2`` state the same thing)."""
     head = sf.token_texts(decl.binders)
     tail = sf.token_texts(decl.type)
-    return normalize([*head, ":", *tail] if decl.type else head)
+    texts = normalize([*head, ":", *tail] if decl.type else head)
+    universes = _universe_names(sf, decl)
+    if not universes:
+        return texts
+    renamed: dict[str, str] = {}
+    return tuple(renamed.setdefault(t, f"?u{len(renamed)}") if t in universes else t for t in texts)
 
 
 def command_text(sf: SourceFile, cmd: Declaration) -> tuple[str, ...]:
@@ -149,7 +185,7 @@ def _header_context(sf: SourceFile) -> tuple[tuple[str, ...], tuple[tuple[str, s
 
 def _context(
     sf: SourceFile, decl: Declaration, inherited: tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None
-) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
+) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
     opens = decl.open_context
     options = decl.options_context
     if inherited is not None:
@@ -158,7 +194,7 @@ def _context(
     opens = _open_items(opens)
     meaningful_options = tuple(sorted({o for o in options if not is_resource_option(o[0])}))
     prefixes = tuple(p for p in decl.prefixes if not _prefix_is_resource_option(p))
-    return opens, meaningful_options, prefixes
+    return decl.namespace, opens, meaningful_options, prefixes
 
 
 def _open_items(opens: Iterable[str]) -> tuple[str, ...]:
@@ -204,12 +240,18 @@ def bound_names(texts: Sequence[str]) -> set[str]:
     return bound
 
 
-def statement_identifiers(stub: SourceFile, target: Declaration, prerequisites: Sequence[Declaration]) -> set[str]:
+def statement_identifiers(
+    stub: SourceFile, target: Declaration, prerequisites: Sequence[Declaration]
+) -> set[str]:
     """Last name components of the global identifiers the statement (and its preamble) uses."""
     sig = _sig_tokens(stub, target)
-    used = {t.text for t in sig if t.kind == "ident"} - bound_names(normalize(t.text for t in sig))
+    used = set(normalize(t.text for t in sig if t.kind == "ident")) - bound_names(
+        normalize(t.text for t in sig)
+    )
     for cmd in prerequisites:
-        used.update(t.text for t in stub.tokens[cmd.tokens.start : cmd.tokens.end] if t.kind == "ident")
+        used.update(
+            normalize(t.text for t in stub.tokens[cmd.tokens.start : cmd.tokens.end] if t.kind == "ident")
+        )
         if cmd.name:
             used.add(cmd.name)
     return {name.rsplit(".", 1)[-1] for name in used}
@@ -221,7 +263,17 @@ def prerequisites(stub: SourceFile, target: Declaration) -> list[Declaration]:
     for cmd in stub.commands:
         if cmd is target:
             break
-        if cmd.kind in ("import", "prelude", "open", "set_option", "namespace", "section", "end", "mutual"):
+        if cmd.kind in (
+            "import",
+            "prelude",
+            "open",
+            "set_option",
+            "namespace",
+            "section",
+            "end",
+            "mutual",
+            "universe",
+        ):
             continue
         if cmd.kind == "unknown" and not cmd.tokens:
             continue
@@ -237,7 +289,9 @@ def _may_fill(stub: SourceFile, cmd: Declaration) -> bool:
     return bool(cmd.short_name and cmd.short_name.endswith(ANSWER_SUFFIX))
 
 
-def match_statement(stub: SourceFile, candidate: SourceFile, target_name: str | None = None) -> list[Violation]:
+def match_statement(
+    stub: SourceFile, candidate: SourceFile, target_name: str | None = None
+) -> list[Violation]:
     """Violations of the statement match (empty when the candidate states the stub's target)."""
     target = find_target(stub, target_name)
     if target is None:
@@ -256,7 +310,11 @@ def match_statement(stub: SourceFile, candidate: SourceFile, target_name: str | 
     cand_target = matches[0]
     for extra in matches[1:]:
         violations.append(
-            _violation("target_duplicated", f"`{target.name}` is declared more than once", _first_token(candidate, extra))
+            _violation(
+                "target_duplicated",
+                f"`{target.name}` is declared more than once",
+                _first_token(candidate, extra),
+            )
         )
     target_tok = _first_token(candidate, cand_target)
     if KIND_SYNONYMS.get(cand_target.kind, cand_target.kind) != KIND_SYNONYMS.get(target.kind, target.kind):
@@ -270,7 +328,9 @@ def match_statement(stub: SourceFile, candidate: SourceFile, target_name: str | 
     visibility = {"private", "protected"}
     if set(cand_target.modifiers) & visibility != set(target.modifiers) & visibility:
         violations.append(
-            _violation("target_modifiers_changed", f"modifiers of `{target.name}` differ from the stub", target_tok)
+            _violation(
+                "target_modifiers_changed", f"modifiers of `{target.name}` differ from the stub", target_tok
+            )
         )
     expected = signature(stub, target)
     got = signature(candidate, cand_target)
@@ -287,8 +347,10 @@ def match_statement(stub: SourceFile, candidate: SourceFile, target_name: str | 
                 tok,
             )
         )
-    inherited = _header_context(stub) if not candidate.imports and stub.imports else None
-    if _context(stub, target, None) != _context(candidate, cand_target, inherited):
+    # A header-less side is read in the other side's header.
+    cand_inherits = _header_context(stub) if not candidate.imports and stub.imports else None
+    stub_inherits = _header_context(candidate) if not stub.imports and candidate.imports else None
+    if _context(stub, target, stub_inherits) != _context(candidate, cand_target, cand_inherits):
         violations.append(
             _violation(
                 "statement_context_changed",
@@ -323,12 +385,18 @@ def _check_prerequisites(
             found = by_name.get(pre.name, [])
             if not found:
                 violations.append(
-                    _violation("prerequisite_missing", f"the stub's `{pre.name}` is missing from the candidate", None)
+                    _violation(
+                        "prerequisite_missing", f"the stub's `{pre.name}` is missing from the candidate", None
+                    )
                 )
                 continue
             for dup in found[1:]:
                 violations.append(
-                    _violation("duplicate_declaration", f"`{pre.name}` is declared twice", _first_token(candidate, dup))
+                    _violation(
+                        "duplicate_declaration",
+                        f"`{pre.name}` is declared twice",
+                        _first_token(candidate, dup),
+                    )
                 )
             got = found[0]
             tok = _first_token(candidate, got)
@@ -365,7 +433,7 @@ def _check_prerequisites(
     for cmd in cand_before:
         if not cmd.name or cmd.name in stub_all_names:
             continue
-        last = cmd.name.rsplit(".", 1)[-1]
+        last = NOTATION_SYNONYMS.get(cmd.name.rsplit(".", 1)[-1], cmd.name.rsplit(".", 1)[-1])
         if last in used:
             violations.append(
                 _violation(

@@ -33,6 +33,7 @@ from lean_server.verdict import (
     EnvironmentStamp,
     Message,
     Sorry,
+    TierName,
     TierResult,
     Verdict,
     Violation,
@@ -63,7 +64,12 @@ def parse_cached(text: str) -> SourceFile:
 
 
 def is_native_axiom(name: str) -> bool:
-    return name in NATIVE_AXIOMS or "._native." in name or name.endswith("._native") or name.startswith("_native.")
+    return (
+        name in NATIVE_AXIOMS
+        or "._native." in name
+        or name.endswith("._native")
+        or name.startswith("_native.")
+    )
 
 
 def _dedupe(violations: Iterable[Violation]) -> list[Violation]:
@@ -77,14 +83,19 @@ def _dedupe(violations: Iterable[Violation]) -> list[Violation]:
     return out
 
 
-def _tier(name: str, violations: list[Violation], seconds: float, sorry_is_soft: bool) -> TierResult:
+def _tier(name: TierName, violations: list[Violation], seconds: float, sorry_is_soft: bool) -> TierResult:
     if not violations:
-        return TierResult(tier=name, ok=True, verdict=Verdict.PASS, seconds=seconds, details={"violations": []})  # type: ignore[arg-type]
+        return TierResult(
+            tier=name, ok=True, verdict=Verdict.PASS, seconds=seconds, details={"violations": []}
+        )
     soft = sorry_is_soft and all(v.rule == "sorry" for v in violations)
     verdict = Verdict.SORRY if soft else Verdict.CHEAT
-    reasons = [f"{v.rule}: {v.message}" + (f" (line {v.line}, column {v.column})" if v.line else "") for v in violations]
+    reasons = [
+        f"{v.rule}: {v.message}" + (f" (line {v.line}, column {v.column})" if v.line else "")
+        for v in violations
+    ]
     return TierResult(
-        tier=name,  # type: ignore[arg-type]
+        tier=name,
         ok=False,
         verdict=verdict,
         reasons=reasons,
@@ -130,7 +141,9 @@ def tier_violations(tiers: Sequence[TierResult]) -> list[Violation]:
     return _dedupe(out)
 
 
-def audit(stub: str | None, proof: str, policy: Policy | None = None, *, target_name: str | None = None) -> AuditReport:
+def audit(
+    stub: str | None, proof: str, policy: Policy | None = None, *, target_name: str | None = None
+) -> AuditReport:
     """Statement match and legality of ``proof`` against ``stub`` (no Lean involved)."""
     pol = policy or Policy()
     tiers = trust_tiers(proof, stub, pol, target_name=target_name)
@@ -140,7 +153,11 @@ def audit(stub: str | None, proof: str, policy: Policy | None = None, *, target_
         decl = find_target(parse_cached(stub), target_name)
         target = decl.name if decl is not None else None
     return AuditReport(
-        ok=verdict is Verdict.PASS, verdict=verdict, target=target, violations=tier_violations(tiers), tiers=tiers
+        ok=verdict is Verdict.PASS,
+        verdict=verdict,
+        target=target,
+        violations=tier_violations(tiers),
+        tiers=tiers,
     )
 
 
@@ -174,7 +191,9 @@ def classify_axioms(
             rejected.setdefault(decl, []).append(ax)
     details: dict[str, Any] = {"axioms": axioms, "rejected": rejected}
     if cheat:
-        return TierResult(tier="axioms", ok=False, verdict=Verdict.CHEAT, reasons=cheat + sorry, details=details)
+        return TierResult(
+            tier="axioms", ok=False, verdict=Verdict.CHEAT, reasons=cheat + sorry, details=details
+        )
     if sorry:
         return TierResult(tier="axioms", ok=False, verdict=Verdict.SORRY, reasons=sorry, details=details)
     return TierResult(tier="axioms", ok=True, verdict=Verdict.PASS, details=details)

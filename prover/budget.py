@@ -49,6 +49,19 @@ class Meter:
             return f"max_wall_s={b.max_wall_s} reached"
         return None
 
+    def can_use_tool(self) -> bool:
+        """A model-initiated compile (TIR) is within the token, compile-call and wall caps.
+
+        Tool rounds continue an attempt rather than start one: they are counted in
+        ``tool_calls`` and ``compile_calls`` (cap them with ``max_compile_calls``)."""
+        b = self.budget
+        if b.max_tokens is not None and self.cost.tokens >= b.max_tokens:
+            return False
+        if b.max_compile_calls is not None and self.cost.compile_calls >= b.max_compile_calls:
+            return False
+        left = self.remaining_wall()
+        return left is None or left > 0
+
     def reserve(self, wanted: int, *, repair: bool = False, sample: bool = False) -> int:
         """Claim up to ``wanted`` attempts; returns how many were granted (0 when exhausted)."""
         if wanted <= 0 or self.exhausted() is not None:

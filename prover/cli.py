@@ -47,8 +47,10 @@ def register(app: typer.Typer) -> None:
         from prover.prove_file import prove_file
         from prover.types import Budget
         from sorryless.config import Settings
+        from sorryless.logging import configure_logging
 
         settings = Settings()
+        configure_logging(settings)  # logs to stderr: stdout stays clean for --json
         updates: dict[str, object] = {}
         if llm_url:
             updates["llm_base_url"] = llm_url

@@ -21,7 +21,6 @@ _THEOREM = re.compile(
     r"(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable|nonrec)\s+)*(theorem|lemma)\s+([^\s(:{\[⦃]+)"
 )
 _SORRY = re.compile(r"(?<![\w.'])(sorry|admit)(?![\w'])")
-_HEADER_LINE = re.compile(r"^\s*(import|open|set_option)\b[^\n]*$")
 _OPENERS = "([{⦃⟨"
 _CLOSERS = ")]}⦄⟩"
 
@@ -132,10 +131,6 @@ def declarations(text: str) -> list[Declaration]:
     return out
 
 
-def theorem_names(text: str) -> list[str]:
-    return [d.name for d in declarations(text)]
-
-
 def find_target(text: str, name: str | None = None) -> Declaration | None:
     """The declaration to prove: by name, else the last sorry-ed theorem/lemma, else the last one."""
     decls = declarations(text)
@@ -189,18 +184,6 @@ def normalized_statement(stub: str, target: str | None = None) -> str:
     if head.endswith(":="):
         head = head[:-2]
     return normalize_ws(head)
-
-
-def header_lines(text: str) -> str:
-    """The leading import/open/set_option block of a file (with blank lines)."""
-    lines = text.split("\n")
-    kept: list[str] = []
-    for line in lines:
-        if not line.strip() or _HEADER_LINE.match(line):
-            kept.append(line)
-            continue
-        break
-    return "\n".join(kept)
 
 
 def top_level_chunks(text: str) -> list[str]:

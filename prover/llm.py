@@ -181,8 +181,15 @@ class OpenAICompatibleLLM:
             part += 1
         return out
 
-    async def abort(self, rid: str) -> None:
-        """Ask the server to drop a request (SGLang `/abort_request`; others just drop the socket)."""
+    async def abort(self, rid: str, n: int = 1) -> None:
+        """Ask the server to drop a request (SGLang `/abort_request`; others just drop the socket).
+
+        SGLang expands a string rid with ``n > 1`` into ``{rid}_{i}`` per sample, and its
+        tokenizer manager ignores rids it does not hold, so every sub-rid is aborted too."""
+        rids = [rid] + ([f"{rid}_{i}" for i in range(n)] if n > 1 else [])
+        await asyncio.gather(*(self._abort_one(r) for r in rids))
+
+    async def _abort_one(self, rid: str) -> None:
         try:
             await self._client.post(f"{self._root}/abort_request", json={"rid": rid}, timeout=5.0)
         except httpx.HTTPError as exc:
@@ -201,7 +208,7 @@ class OpenAICompatibleLLM:
                     with attempt:
                         return await self._once(request, rid)
         except (asyncio.CancelledError, LLMTimeout):
-            await asyncio.shield(self.abort(rid))
+            await asyncio.shield(self.abort(rid, request.n))
             raise
         raise LLMError("unreachable")  # pragma: no cover
 

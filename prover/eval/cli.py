@@ -144,6 +144,7 @@ def register(app: typer.Typer) -> None:
             budget=per_sample,
             n=n,
             api=api,
+            memory=memory,
             dataset_sha256=dataset.version.sha256,
         )
         job = EvalJob(

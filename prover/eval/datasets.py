@@ -194,12 +194,16 @@ def load_dataset(
     else:
         path, origin = found
     problems = read_problems(path)
+    source = _source_note(path, name)
+    for problem in problems:
+        if problem.statement_source is None:
+            problem.statement_source = source
     version = DatasetVersion(
         benchmark=name,
         sha256=file_sha256(path),
         records=len(problems),
         path=str(path),
         origin=origin,
-        source=_source_note(path, name),
+        source=source,
     )
     return Dataset(version=version, problems=problems)

@@ -54,7 +54,9 @@ _HEADER_LINE = re.compile(r"^(import|open|set_option|universe)\b")
 _DOCSTRING = re.compile(r"/--.*?-/\s*", re.DOTALL)
 _TRAILING_SORRY = re.compile(r":=\s*(by\s*)?sorry\s*$", re.DOTALL)
 _TRAILING_BY = re.compile(r":=\s*by\s*$", re.DOTALL)
-_DECL = re.compile(r"^(?:@\[[^\]]*\]\s*)?(theorem|lemma|def)\s", re.MULTILINE)
+_DECL = re.compile(
+    r"^(?:@\[[^\]]*\]\s*)?(?:(?:noncomputable|private|protected)\s+)*(theorem|lemma|def)\s", re.MULTILINE
+)
 
 
 async def _get(client: httpx.AsyncClient, url: str) -> httpx.Response:

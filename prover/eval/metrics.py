@@ -16,6 +16,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
+from lean_server.verdict import Certificate
+from prover.eval.errors import InsufficientSamples
 from prover.eval.passk import pass_at_k
 from prover.eval.runlog import AttemptLine, EventLine, RunLine, SampleLine
 
@@ -72,6 +74,7 @@ class SolvedEntry(BaseModel):
     backend: str | None
     lean_version: str | None
     checker_version: str | None
+    certificate: Certificate | None = Field(default=None, description="The PASS certificate, as logged.")
 
 
 class ProblemMetrics(BaseModel):
@@ -108,6 +111,8 @@ class EnvironmentSeen(BaseModel):
     )
     lean_versions: dict[str, int] = Field(default_factory=dict)
     mathlib_commits: dict[str, int] = Field(default_factory=dict)
+    repl_commits: dict[str, int] = Field(default_factory=dict)
+    toolchains: dict[str, int] = Field(default_factory=dict)
     checker_versions: dict[str, int] = Field(default_factory=dict)
     models: dict[str, int] = Field(default_factory=dict)
     profiles: dict[str, int] = Field(default_factory=dict)
@@ -211,7 +216,7 @@ def compute_metrics(
                 decl_kind=head.decl_kind,
                 n=n,
                 c=c,
-                pass_at={k: pass_at_k(n, c, k) for k in ks},
+                pass_at=_pass_at(problem_id, n, c, ks),
                 budget=budget,
                 attempts_to_first_solve=first_attempts,
                 samples_to_first_solve=first_samples,
@@ -237,6 +242,7 @@ def compute_metrics(
                     backend=cert.environment.backend if cert else None,
                     lean_version=cert.environment.lean_version if cert else None,
                     checker_version=cert.checker_version if cert else None,
+                    certificate=cert,
                 )
             )
             if cert is not None:
@@ -283,6 +289,8 @@ def compute_metrics(
             backends=_counter(c.environment.backend for c in seen_certs),
             lean_versions=_counter(c.environment.lean_version for c in seen_certs),
             mathlib_commits=_counter(c.environment.mathlib_commit for c in seen_certs),
+            repl_commits=_counter(c.environment.repl_commit for c in seen_certs),
+            toolchains=_counter(c.environment.toolchain for c in seen_certs),
             checker_versions=_counter(c.checker_version for c in seen_certs),
             models=_counter(s.model for s in samples_final),
             profiles=_counter(s.profile for s in samples_final),
@@ -291,6 +299,15 @@ def compute_metrics(
         cumulative_solved_by_attempts=_cumulative(firsts_by_attempts),
         cumulative_solved_by_samples=_cumulative(firsts_by_samples),
     )
+
+
+def _pass_at(problem_id: str, n: int, c: int, ks: list[int]) -> dict[int, float]:
+    try:
+        return {k: pass_at_k(n, c, k) for k in ks}
+    except InsufficientSamples as exc:
+        raise InsufficientSamples(
+            f"{problem_id}: {exc} (an unfinished run? resume it with the same command, or ask for smaller k)"
+        ) from exc
 
 
 def _cumulative(firsts: list[int]) -> list[tuple[int, int]]:

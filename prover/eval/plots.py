@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from prover.eval.metrics import RunMetrics
 from prover.eval.passk import pass_at_k
@@ -39,6 +40,8 @@ def passk_curve(metrics: RunMetrics) -> bytes:
             )
     if len(ks) > 8:
         ax.set_xscale("log", base=2)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("k (samples)")
     ax.set_ylabel("pass@k (%)")
     ax.set_ylim(0, 100)

@@ -30,6 +30,7 @@ class PublishedResult(BaseModel):
     setting: str
     value: float = Field(description="Percent solved, or number of problems solved when unit == 'problems'.")
     unit: Literal["percent", "problems"] = "percent"
+    split: str = Field(default="test", description="Split the number was measured on.")
     k: int | None
     budget: BudgetDefinition
     lean: str | None

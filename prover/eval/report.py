@@ -57,9 +57,12 @@ def _ours(metrics: RunMetrics, row: PublishedResult) -> tuple[float | None, str]
     if metrics.n_min < row.k:
         return None, f"needs n >= {row.k} (run has n = {metrics.n_min})"
     mean = sum(pass_at_k(p.n, p.c, row.k) for p in metrics.per_problem) / metrics.problems
+    caveat = (
+        "" if metrics.split in (None, row.split) else f"; ours on {metrics.split}, published on {row.split}"
+    )
     if row.unit == "problems":
-        return mean * metrics.problems, f"expected problems solved of {metrics.problems}"
-    return 100 * mean, f"pass@{row.k} over {metrics.problems} problems"
+        return mean * metrics.problems, f"expected problems solved of {metrics.problems}{caveat}"
+    return 100 * mean, f"pass@{row.k} over {metrics.problems} problems{caveat}"
 
 
 def build_report(run_dir: Path, ks: list[int] | None = None) -> EvalReport:
@@ -129,6 +132,7 @@ def _tables(report: EvalReport) -> list[tuple[str, list[str], list[list[str]]]]:
         *[[f"pass@{k} (unbiased)", _pct(v)] for k, v in m.pass_at.items()],
         ["strategy / profile", f"{cfg.strategy if cfg else '?'} / {cfg.profile if cfg else '?'}"],
         ["per-sample budget", cfg.budget.model_dump_json(exclude_none=True) if cfg else "?"],
+        ["retrieval memory", ("on" if cfg.memory else "off (independent samples)") if cfg else "?"],
         ["infrastructure failures", str(m.infra_errors)],
         ["interrupted work (orphan events)", str(m.orphan_events)],
         ["runs in this log (1 + resumes)", str(report.starts)],
@@ -154,7 +158,9 @@ def _tables(report: EvalReport) -> list[tuple[str, list[str], list[list[str]]]]:
     environment = [
         ["Lean backend of the verdicts (certificates)", _counts(seen.backends)],
         ["Lean version (certificates)", _counts(seen.lean_versions)],
+        ["Lean toolchain (certificates)", _counts(seen.toolchains)],
         ["Mathlib commit (certificates)", _counts(seen.mathlib_commits)],
+        ["REPL commit (certificates)", _counts(seen.repl_commits)],
         ["checker version", _counts(seen.checker_versions)],
         ["setup-lean lock", str(env.lean_lock) if env and env.lean_lock else "none"],
         ["local Lean probe", (env.lean_backend or "?") if env else "?"],
@@ -278,6 +284,14 @@ th{background:#f3f3f3}h2{margin-top:1.4em}.plots img{max-width:100%;border:1px s
 """
 
 
+def _html_table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
+    esc = html.escape
+    out = [f"<h2>{esc(title)}</h2><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>"]
+    out += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows]
+    out.append("</table>")
+    return out
+
+
 def render_html(report: EvalReport, plots: dict[str, bytes]) -> str:
     m = report.metrics
     esc = html.escape
@@ -287,8 +301,10 @@ def render_html(report: EvalReport, plots: dict[str, bytes]) -> str:
         f"<h1>Evaluation report: {esc(str(m.benchmark))} ({esc(m.split or 'all splits')})</h1>",
         f"<p>Generated {esc(report.generated_at.isoformat())} from <code>{LOG_NAME}</code>; "
         "every number is recomputed from the attempt log alone.</p>",
-        "<h2>Plots</h2><div class='plots'>",
     ]
+    tables = _tables(report)
+    parts += _html_table(*tables[0])
+    parts.append("<h2>Plots</h2><div class='plots'>")
     for name, data in plots.items():
         encoded = base64.b64encode(data).decode("ascii")
         parts.append(
@@ -296,12 +312,8 @@ def render_html(report: EvalReport, plots: dict[str, bytes]) -> str:
             f"<figcaption>{esc(PLOT_TITLES[name])}</figcaption></figure>"
         )
     parts.append("</div>")
-    for title, header, rows in _tables(report):
-        parts.append(
-            f"<h2>{esc(title)}</h2><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>"
-        )
-        parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows]
-        parts.append("</table>")
+    for table in tables[1:]:
+        parts += _html_table(*table)
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -33,6 +33,7 @@ from prover.eval.runlog import (
     SampleLine,
     finished_pairs,
     open_manifest,
+    read_log,
     utcnow,
 )
 from prover.types import Budget, EventSink, ProofOutcome, ProofTask, ProverEvent
@@ -167,6 +168,7 @@ class EvalRun:
         todo = self.pending()
         progress = RunProgress(total=len(job.problems) * job.config.n)
         progress.skipped = progress.total - len(todo)
+        _count_previous(progress, job.out_dir / LOG_NAME, {p.id for p in job.problems})
         writer = LogWriter(job.out_dir / LOG_NAME)
         bound = log.bind(run_id=manifest.run_id, benchmark=job.config.benchmark)
         try:
@@ -207,9 +209,15 @@ class EvalRun:
         cfg = self.job.config
         uid = uuid.uuid4().hex[:16]
 
+        def write_event(line: EventLine) -> None:
+            try:
+                writer.write(line)
+            except ValueError as exc:  # an event payload that does not serialise is not worth a sample
+                log.warning("eval.event_not_logged", problem=problem.id, error=str(exc)[:200])
+
         async def on_event(event: ProverEvent) -> None:
             if event.kind in ("verdict", "finished"):
-                writer.write(
+                write_event(
                     EventLine(
                         problem_id=problem.id,
                         sample=sample,
@@ -243,8 +251,9 @@ class EvalRun:
         else:
             line = _sample_line(problem, sample, uid, outcome, started, started_wall)
             line.infra_error = _is_infra(outcome)
-            for attempt in outcome.attempts:
-                writer.write(AttemptLine(problem_id=problem.id, sample=sample, uid=uid, attempt=attempt))
+        line.dataset_sha256 = self.job.dataset.sha256
+        for attempt in outcome.attempts:
+            writer.write(AttemptLine(problem_id=problem.id, sample=sample, uid=uid, attempt=attempt))
         writer.write(line)
         progress.done += 1
         progress.problems_attempted.add(problem.id)
@@ -254,3 +263,14 @@ class EvalRun:
         progress.compile_calls += line.cost.compile_calls
         progress.errors += int(line.infra_error)
         self._report(progress)
+
+
+def _count_previous(progress: RunProgress, log_path: Path, problem_ids: set[str]) -> None:
+    """Totals of the samples a resumed run already finished, so the progress shows the whole run."""
+    for line in read_log(log_path):
+        if isinstance(line, SampleLine) and not line.infra_error and line.problem_id in problem_ids:
+            progress.problems_attempted.add(line.problem_id)
+            if line.solved:
+                progress.problems_solved.add(line.problem_id)
+            progress.tokens += line.cost.tokens
+            progress.compile_calls += line.cost.compile_calls

@@ -55,6 +55,9 @@ class RunConfig(BaseModel):
     budget: Budget = Field(description="Per-sample budget: each of the n samples is one prove run with it.")
     n: int = Field(ge=1, description="Independent samples (prove runs) per problem.")
     api: str | None = Field(default=None, description="Gateway URL, or None for the in-process runner.")
+    memory: bool = Field(
+        default=False, description="Whether the prover used (and grew) the retrieval memory."
+    )
     dataset_sha256: str
 
 
@@ -131,6 +134,9 @@ class SampleLine(BaseModel):
     statement: str = Field(description="The stub that was proved (header + preamble + statement).")
     statement_sha256: str
     statement_source: str | None = None
+    dataset_sha256: str | None = Field(
+        default=None, description="sha256 of the benchmark file the statement came from."
+    )
     solved: bool
     stopped: str
     error: str | None = None

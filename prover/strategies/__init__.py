@@ -42,22 +42,24 @@ class SequenceStrategy:
         return None
 
 
-def build_strategy(name: str) -> Strategy:
+def build_strategy(name: str, *, parallel: int = 4, retrieval_k: int = 4) -> Strategy:
     """The strategy called ``name`` (comma-separated names compose in sequence)."""
     names = [n.strip().lower() for n in name.split(",") if n.strip()]
     if not names:
         raise StrategyUnavailable("empty strategy name")
     if len(names) > 1:
-        return SequenceStrategy([build_strategy(n) for n in names])
+        return SequenceStrategy(
+            [build_strategy(n, parallel=parallel, retrieval_k=retrieval_k) for n in names]
+        )
     key = names[0]
     if key == "whole":
-        return WholeStrategy()
+        return WholeStrategy(batch=max(parallel, 8))
     if key == "repair":
-        return RetrievalStrategy(RepairStrategy(), name="repair")
+        return RetrievalStrategy(RepairStrategy(parallel=parallel), k=retrieval_k, name="repair")
     if key == "repair-plain":
-        return RepairStrategy()
+        return RepairStrategy(parallel=parallel)
     if key == "retrieval":
-        return RetrievalStrategy(WholeStrategy(), name="retrieval")
+        return RetrievalStrategy(WholeStrategy(batch=max(parallel, 8)), k=retrieval_k, name="retrieval")
     if key == "portfolio":
         return PortfolioStrategy()
     raise StrategyUnavailable(f"unknown strategy {name!r}; choose from {', '.join(STRATEGY_NAMES)}")

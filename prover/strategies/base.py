@@ -104,13 +104,9 @@ class Context:
         return completions
 
     # ---- Lean --------------------------------------------------------------------------
-    def snippet(self, attempt: Attempt, code: str, *, with_stub: bool = True) -> Snippet:
-        return Snippet(
-            id=f"{self.task.id}#{attempt.index}" + ("" if with_stub else f"-tool{uuid.uuid4().hex[:6]}"),
-            code=code,
-            stub=self.task.statement if with_stub else None,
-            policy=self.policy,
-        )
+    def snippet(self, attempt: Attempt, code: str) -> Snippet:
+        """The check of a candidate: ``stub`` enables the statement and legality tiers."""
+        return Snippet(id=f"{self.task.id}#{attempt.index}", code=code, stub=self.task.statement, policy=self.policy)
 
     async def check_many(
         self, items: Sequence[tuple[Attempt, str]]
@@ -190,7 +186,7 @@ class Context:
             call = profile.parse_tool_call(completion.text)
             if call is None or "lean4_code" not in call.arguments:
                 break
-            if not self.meter.reserve(1):
+            if not self.meter.can_use_tool():
                 break
             calls += 1
             cert = await self.check_tool_code(call.arguments["lean4_code"])

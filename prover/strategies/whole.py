@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from prover.strategies.base import Context
 from prover.types import Attempt, ProofTask
 
@@ -21,10 +23,13 @@ class WholeStrategy:
             if n == 0:
                 return None
             completions = await ctx.generate(prompt, n)
-            generated = []
-            for c in completions:
-                generated.append(await ctx.answer(self.name, prompt, c, sample=sample, round=0))
-                sample += 1
+            generated = await asyncio.gather(
+                *(
+                    ctx.answer(self.name, prompt, c, sample=sample + i, round=0)
+                    for i, c in enumerate(completions)
+                )
+            )
+            sample += len(completions)
             passed = await ctx.check_generated(generated)
             if passed is not None:
                 return passed.attempt

@@ -168,3 +168,54 @@ def test_plan_with_lean_starts_the_lean_server_first_and_points_others_at_it(tmp
     ]
     expected = f"http://{settings.lean_server_host}:{settings.lean_server_port}"
     assert all(c.env["SORRYLESS_LEAN_SERVER_URL"] == expected for c in plan[1:])
+
+
+@pytest.mark.slow
+def test_sorryless_run_starts_the_real_stack_and_health_tells_the_truth(
+    tmp_path: Path, redis_url: str, redis_prefix: str
+) -> None:
+    """`sorryless run` with the real gateway and a worker: /health answers, Ctrl-C stops all."""
+    import httpx
+
+    from sorryless.lean_env import probe_lean
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        **os.environ,
+        "SORRYLESS_DATA_DIR": str(tmp_path / "data"),
+        "SORRYLESS_REDIS_URL": redis_url,
+        "SORRYLESS_REDIS_KEY_PREFIX": redis_prefix,
+        "SORRYLESS_LEAN_SERVER_PORT": str(port + 1 if port < 65000 else port - 1),
+    }
+    code = "import sys; from sorryless.cli import main; sys.argv[0] = 'sorryless'; main()"
+    driver = subprocess.Popen(
+        [sys.executable, "-c", code, "run", "--port", str(port), "--workers", "1"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        health: httpx.Response | None = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and driver.poll() is None:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.3)
+        assert health is not None, "gateway never answered"
+        body = health.text
+        lean = probe_lean(Settings(data_dir=tmp_path / "data", _env_file=None))
+        assert "lean" in health.json().get("checks", health.json())
+        if not lean.available:
+            assert NO_TOOLCHAIN_REASON in body
+    finally:
+        driver.send_signal(signal.SIGINT)
+        out, _ = driver.communicate(timeout=60)
+    assert driver.returncode == 0, out
+    assert f"sorryless is running at http://127.0.0.1:{port}" in out
+    assert "started worker-1" in out

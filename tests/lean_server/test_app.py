@@ -36,7 +36,10 @@ async def test_non_streaming_returns_results_in_request_order(settings: Settings
         "snippets": [
             {"id": "a", "code": SORRY},
             {"id": "b", "code": GOOD},
-            {"id": "c", "code": "theorem broken : 1 = 1 := by\n  exact foo -- FAKE:error=unknown identifier 'foo'"},
+            {
+                "id": "c",
+                "code": "theorem broken : 1 = 1 := by\n  exact foo -- FAKE:error=unknown identifier 'foo'",
+            },
         ],
         "priority": "batch",
     }
@@ -73,7 +76,9 @@ async def test_bad_input_is_a_4xx_with_a_json_reason(
     settings: Settings, payload: bytes, status: int, needle: str
 ) -> None:
     async with served(small_pool(settings, lean_max_code_bytes=4096)) as (_, client):
-        response = await client.post("/v1/check", content=payload, headers={"content-type": "application/json"})
+        response = await client.post(
+            "/v1/check", content=payload, headers={"content-type": "application/json"}
+        )
         assert response.status_code == status, response.text
         assert needle.lower() in orjson.dumps(response.json()["detail"]).decode().lower()
         # Nothing a client sent broke the pool: a good snippet still passes afterwards.
@@ -93,6 +98,7 @@ async def test_api_key_guards_every_route_but_health_and_metrics(settings: Setti
         kimina_good = await client.post("/api/check", json=body, headers={"X-Auth-Token": "s3cret"})
         health = await client.get("/health")
         metrics = await client.get("/metrics")
+        openapi = await client.get("/openapi.json")
     assert (missing.status_code, missing.json()["detail"]) == (401, "Missing API key")
     assert (wrong.status_code, wrong.json()["detail"]) == (401, "Invalid API key")
     assert kimina_missing.status_code == 401
@@ -101,13 +107,16 @@ async def test_api_key_guards_every_route_but_health_and_metrics(settings: Setti
     assert kimina_good.status_code == 200 and "response" in kimina_good.json()["results"][0]
     assert health.status_code == 200
     assert metrics.status_code == 200
+    assert openapi.status_code == 404  # no public schema when a key is configured
 
 
 async def test_backlog_full_is_429_with_retry_after(settings: Settings) -> None:
     service = FullBacklogService(retry_after=2.5)
     async with served(settings, service) as (_, client):
         plain = await client.post("/v1/check", json={"snippets": [{"id": "a", "code": GOOD}]})
-        streamed = await client.post("/v1/check", json={"snippets": [{"id": "a", "code": GOOD}], "stream": True})
+        streamed = await client.post(
+            "/v1/check", json={"snippets": [{"id": "a", "code": GOOD}], "stream": True}
+        )
     assert service.started and service.closed  # the lifespan owns the service
     for response in (plain, streamed):
         assert response.status_code == 429
@@ -147,7 +156,9 @@ async def test_health_is_503_with_a_reason_without_a_backend(settings: Settings,
 
 async def test_metrics_exposition_names_every_metric(settings: Settings) -> None:
     async with served(small_pool(settings)) as (_, client):
-        await client.post("/v1/check", json={"snippets": [{"id": "a", "code": GOOD}, {"id": "b", "code": SORRY}]})
+        await client.post(
+            "/v1/check", json={"snippets": [{"id": "a", "code": GOOD}, {"id": "b", "code": SORRY}]}
+        )
         await client.post("/api/check", json={"snippets": [{"id": "k", "code": GOOD}]})
         response = await client.get("/metrics")
     assert response.status_code == 200

@@ -38,7 +38,9 @@ async def served(settings: Settings, service: Any = None) -> AsyncIterator[tuple
     app = create_app(settings, service)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://lean-server", timeout=30.0) as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://lean-server", timeout=30.0
+        ) as client:
             yield app, client
 
 
@@ -57,7 +59,9 @@ class FullBacklogService:
         self.started = False
         self.closed = False
 
-    async def check(self, snippets: Sequence[Snippet], *, priority: Priority = Priority.INTERACTIVE) -> AsyncIterator[Certificate]:
+    async def check(
+        self, snippets: Sequence[Snippet], *, priority: Priority = Priority.INTERACTIVE
+    ) -> AsyncIterator[Certificate]:
         raise BacklogFull(self.retry_after)
         yield  # pragma: no cover - makes this an async generator
 

@@ -88,3 +88,16 @@ def test_lean_server_command_is_registered(cli: typer.Typer) -> None:
     result = CliRunner().invoke(cli, ["lean-server", "--help"])
     assert result.exit_code == 0
     assert "--port" in result.output and "--host" in result.output
+
+
+def test_stub_is_enforced(cli: typer.Typer, tmp_path: Path) -> None:
+    stub = _file(tmp_path, "stub.lean", "theorem good_one : 1 + 1 = 2 := by sorry")
+    proof = _file(tmp_path, "proof.lean", GOOD)
+    changed = _file(tmp_path, "changed.lean", "theorem good_one : 1 + 1 = 3 := by rfl")
+    ok = CliRunner().invoke(cli, ["check", "--stub", str(stub), str(proof)])
+    bad = CliRunner().invoke(cli, ["check", "--stub", str(stub), "--json", str(changed)])
+    assert ok.exit_code == EXIT_PASS, ok.output
+    assert bad.exit_code == EXIT_FAIL, bad.output
+    cert = Certificate.model_validate(json.loads(bad.stdout))
+    assert cert.verdict is not Verdict.PASS
+    assert cert.statement_hash is not None  # the stub was sent along

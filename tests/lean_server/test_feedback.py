@@ -21,7 +21,10 @@ from lean_server.verdict import Message, Pos
         ("type mismatch\n  h\nhas type\n  P : Prop", "type_mismatch"),
         ("Type mismatch\n  MyEq.refl\nhas type", "type_mismatch"),
         ("unsolved goals\nx : Nat\n⊢ x = x", "unsolved_goals"),
-        ("(deterministic) timeout at `whnf`, maximum number of heartbeats (200000) has been reached", "timeout"),
+        (
+            "(deterministic) timeout at `whnf`, maximum number of heartbeats (200000) has been reached",
+            "timeout",
+        ),
         ("linarith failed to find a contradiction", "unsolved_goals"),
         ("something odd", "other"),
     ],
@@ -34,7 +37,9 @@ def test_duplicates_merged_long_text_truncated_errors_categorised() -> None:
     pos = Pos(line=3, column=2)
     dup = Message(severity="error", data="unknown identifier 'x'", pos=pos)
     long = Message(severity="warning", data="w" * 5000, pos=Pos(line=4, column=0))
-    shaped = shape_messages([dup, dup, long, Message(severity="error", data="unknown identifier 'x'", pos=Pos(line=5, column=0))])
+    shaped = shape_messages(
+        [dup, dup, long, Message(severity="error", data="unknown identifier 'x'", pos=Pos(line=5, column=0))]
+    )
     assert len(shaped) == 3
     assert shaped[0].category == "unknown_identifier"
     assert shaped[1].category is None
@@ -45,7 +50,9 @@ def test_duplicates_merged_long_text_truncated_errors_categorised() -> None:
 def test_goal_at_first_error_and_rendering() -> None:
     msgs = shape_messages(
         [
-            Message(severity="error", data="unsolved goals\nx : Nat\n⊢ x + 0 = x", pos=Pos(line=2, column=40)),
+            Message(
+                severity="error", data="unsolved goals\nx : Nat\n⊢ x + 0 = x", pos=Pos(line=2, column=40)
+            ),
             Message(severity="error", data="unknown identifier 'y'", pos=Pos(line=3, column=1)),
         ]
     )

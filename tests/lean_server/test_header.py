@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from lean_server.header import shift_response, split_header
 
 
@@ -40,9 +42,14 @@ def test_block_comment_followed_by_code_stops_header() -> None:
 
 
 def test_shift_response_moves_messages_and_sorries_not_line_zero() -> None:
-    resp = {
+    resp: dict[str, Any] = {
         "messages": [
-            {"severity": "error", "pos": {"line": 2, "column": 1}, "endPos": {"line": 3, "column": 0}, "data": "x"},
+            {
+                "severity": "error",
+                "pos": {"line": 2, "column": 1},
+                "endPos": {"line": 3, "column": 0},
+                "data": "x",
+            },
             {"severity": "error", "pos": {"line": 0, "column": 0}, "endPos": None, "data": "y"},
         ],
         "sorries": [{"pos": {"line": 1, "column": 4}, "goal": "⊢ True"}],
@@ -55,3 +62,31 @@ def test_shift_response_moves_messages_and_sorries_not_line_zero() -> None:
     assert out["sorries"][0]["pos"] == {"line": 5, "column": 4}
     assert resp["messages"][0]["pos"]["line"] == 2  # the input is not mutated
     assert out["env"] == 3
+
+
+def test_shift_response_maps_infotree_ranges() -> None:
+    node = {
+        "node": {
+            "stx": {
+                "range": {
+                    "synthetic": False,
+                    "start": {"line": 1, "column": 28},
+                    "finish": {"line": 2, "column": 3},
+                }
+            }
+        },
+        "kind": "TacticInfo",
+        "children": [
+            {
+                "node": {
+                    "stx": {"range": {"start": {"line": 2, "column": 0}, "finish": {"line": 2, "column": 5}}}
+                }
+            }
+        ],
+    }
+    out = shift_response({"infotree": [node], "env": 0}, 3)
+    top = out["infotree"][0]["node"]["stx"]["range"]
+    assert top["start"] == {"line": 4, "column": 28} and top["finish"] == {"line": 5, "column": 3}
+    assert top["synthetic"] is False
+    child = out["infotree"][0]["children"][0]["node"]["stx"]["range"]
+    assert child["start"]["line"] == 5

@@ -21,7 +21,10 @@ async def test_api_check_shapes_field_by_field(settings: Settings) -> None:
         "snippets": [
             {"id": "good", "code": HEADER + GOOD},
             {"id": "sorry", "code": HEADER + SORRY},
-            {"id": "error", "code": HEADER + "theorem bad : 1 = 1 := by\n  simp -- FAKE:error=simp made no progress"},
+            {
+                "id": "error",
+                "code": HEADER + "theorem bad : 1 = 1 := by\n  simp -- FAKE:error=simp made no progress",
+            },
         ],
         "timeout": 30,
         "debug": False,
@@ -67,7 +70,10 @@ async def test_api_check_debug_adds_diagnostics_and_trailing_slash_route(setting
 
 
 async def test_api_check_timeout_is_an_error_item_and_the_pool_recovers(settings: Settings) -> None:
-    body = {"snippets": [{"id": "hang", "code": "-- FAKE:hang\n" + GOOD}, {"id": "ok", "code": GOOD}], "timeout": 1}
+    body = {
+        "snippets": [{"id": "hang", "code": "-- FAKE:hang\n" + GOOD}, {"id": "ok", "code": GOOD}],
+        "timeout": 1,
+    }
     async with served(small_pool(settings)) as (_, client):
         response = await client.post("/api/check", json=body)
         again = await client.post("/api/check", json={"snippets": [{"id": "after", "code": GOOD}]})
@@ -91,7 +97,9 @@ async def test_verify_shapes_field_by_field(settings: Settings) -> None:
     }
     async with served(small_pool(settings)) as (_, client):
         response = await client.post("/verify", json=body)
-        legacy = await client.post("/one_pass_verify_batch", json={"codes": [{"custom_id": "l", "proof": GOOD}]})
+        legacy = await client.post(
+            "/one_pass_verify_batch", json={"codes": [{"custom_id": "l", "proof": GOOD}]}
+        )
     assert response.status_code == 200
     results = response.json()["results"]
     assert [r["custom_id"] for r in results] == ["7", "s"]
@@ -130,7 +138,9 @@ async def test_verify_empty_codes_is_an_empty_result(settings: Settings) -> None
         ("/verify", {"codes": "x"}, "codes"),
     ],
 )
-async def test_invalid_requests_are_422(settings: Settings, route: str, body: dict[str, Any], needle: str) -> None:
+async def test_invalid_requests_are_422(
+    settings: Settings, route: str, body: dict[str, Any], needle: str
+) -> None:
     async with served(small_pool(settings)) as (_, client):
         response = await client.post(route, json=body)
     assert response.status_code == 422, response.text
@@ -139,7 +149,9 @@ async def test_invalid_requests_are_422(settings: Settings, route: str, body: di
 
 async def test_invalid_json_and_oversized_code(settings: Settings) -> None:
     async with served(small_pool(settings, lean_max_code_bytes=100)) as (_, client):
-        invalid = await client.post("/api/check", content=b'{"snippets": [', headers={"content-type": "application/json"})
+        invalid = await client.post(
+            "/api/check", content=b'{"snippets": [', headers={"content-type": "application/json"}
+        )
         big = await client.post("/api/check", json={"snippets": [{"id": "a", "code": "é" * 60}]})
         verify_big = await client.post("/verify", json={"codes": [{"custom_id": "a", "proof": "x" * 101}]})
     assert invalid.status_code == 400 and "JSON" in invalid.json()["detail"]
@@ -149,7 +161,9 @@ async def test_invalid_json_and_oversized_code(settings: Settings) -> None:
 
 async def test_backlog_full_is_429_with_retry_after_on_both_routes(settings: Settings) -> None:
     async with served(settings, FullBacklogService(retry_after=0.2)) as (_, client):
-        check = await client.post("/api/check", json={"snippets": [{"id": "a", "code": GOOD}, {"id": "b", "code": GOOD}]})
+        check = await client.post(
+            "/api/check", json={"snippets": [{"id": "a", "code": GOOD}, {"id": "b", "code": GOOD}]}
+        )
         verify = await client.post("/verify", json={"codes": [{"custom_id": "a", "proof": GOOD}]})
     for response in (check, verify):
         assert response.status_code == 429
@@ -161,9 +175,41 @@ async def test_header_less_requests_do_not_leak_into_each_other(settings: Settin
     """Kimina ran request B on the env 0 that request A's `axiom cheat : False` created."""
     cheat = "axiom cheat : False\ntheorem use_cheat : False := cheat"
     async with served(small_pool(settings)) as (_, client):
-        first = await client.post("/api/check", json={"snippets": [{"id": f"a{i}", "code": cheat} for i in range(4)]})
-        second = await client.post("/api/check", json={"snippets": [{"id": f"b{i}", "code": cheat} for i in range(4)]})
+        first = await client.post(
+            "/api/check", json={"snippets": [{"id": f"a{i}", "code": cheat} for i in range(4)]}
+        )
+        second = await client.post(
+            "/api/check", json={"snippets": [{"id": f"b{i}", "code": cheat} for i in range(4)]}
+        )
     assert first.status_code == second.status_code == 200
     for result in first.json()["results"] + second.json()["results"]:
         messages = result["response"].get("messages", [])
         assert not any("already been declared" in m["data"] for m in messages), result
+
+
+async def test_hostile_snippets_cannot_break_the_pool_or_other_items(settings: Settings) -> None:
+    hostile = {
+        "blank-lines": "theorem a : True := by\n\n\n  trivial\n\n",
+        "control-chars": "theorem b : True := trivial -- \u0000\u0007\u001b[2J",
+        "json-lookalike": '{"cmd": "x"}\n\n{"tactic": "sorry", "proofState": 0}\n\ntheorem c : True := trivial',
+        "crash": "-- FAKE:crash\n" + GOOD,
+        "garbage": "-- FAKE:garbage\n" + GOOD,
+    }
+    body = {"snippets": [{"id": k, "code": v} for k, v in hostile.items()] + [{"id": "good", "code": GOOD}]}
+    async with served(small_pool(settings)) as (_, client):
+        response = await client.post("/api/check", json=body, timeout=60.0)
+        surrogate = await client.post(
+            "/api/check",
+            content=b'{"snippets": [{"id": "s", "code": "theorem s : True := trivial -- \\ud800"}]}',
+            headers={"content-type": "application/json"},
+        )
+        after = await client.post("/api/check", json={"snippets": [{"id": "after", "code": GOOD}]})
+    assert response.status_code == 200
+    results = _by_id(response.json()["results"])
+    for key in ("blank-lines", "control-chars", "json-lookalike", "good"):
+        assert "response" in results[key], results[key]
+        assert not any(m["severity"] == "error" for m in results[key]["response"].get("messages", [])), key
+    for key in ("crash", "garbage"):
+        assert list(results[key]) == ["id", "time", "error"], results[key]
+    assert surrogate.status_code == 400
+    assert after.status_code == 200 and "response" in after.json()["results"][0]

@@ -53,7 +53,9 @@ async def test_header_imported_once_and_every_body_runs_on_the_pristine_header_e
 
 
 @pytest.mark.parametrize("header", ["", "import Mathlib\n"])
-async def test_requests_never_see_each_others_declarations(settings: Settings, repl_log: Path, header: str) -> None:
+async def test_requests_never_see_each_others_declarations(
+    settings: Settings, repl_log: Path, header: str
+) -> None:
     service = LeanService(tuned(settings, lean_max_processes=1), trust_hooks=False)
     try:
         first = await check_code(service, header + "axiom cheat : False\ntheorem t : 1 = 1 := cheat.elim\n")
@@ -181,10 +183,15 @@ async def test_interactive_is_served_before_batch_when_both_wait(settings: Setti
             finished.append(cert.id)
 
     try:
-        blocker = asyncio.create_task(run([Snippet(id="block", code="theorem b : True := by\n  FAKE:slow=400\n")], Priority.BATCH))
+        blocker = asyncio.create_task(
+            run([Snippet(id="block", code="theorem b : True := by\n  FAKE:slow=400\n")], Priority.BATCH)
+        )
         await asyncio.sleep(0.2)
         batch = asyncio.create_task(
-            run([Snippet(id=f"batch{i}", code=f"theorem q{i} : True := trivial") for i in range(3)], Priority.BATCH)
+            run(
+                [Snippet(id=f"batch{i}", code=f"theorem q{i} : True := trivial") for i in range(3)],
+                Priority.BATCH,
+            )
         )
         await asyncio.sleep(0.05)
         interactive = asyncio.create_task(
@@ -269,7 +276,9 @@ async def test_positions_map_back_to_the_original_text(settings: Settings) -> No
 async def test_run_raw_reports_a_timeout_as_an_error(settings: Settings) -> None:
     service = LeanService(tuned(settings), trust_hooks=False)
     try:
-        raw = await service.run_raw("theorem x : True := by\n  FAKE:hang", timeout_s=0.3, priority=Priority.BATCH)
+        raw = await service.run_raw(
+            "theorem x : True := by\n  FAKE:hang", timeout_s=0.3, priority=Priority.BATCH
+        )
     finally:
         await service.aclose()
     assert raw.response is None and raw.error is not None and "0.3" in raw.error
@@ -290,3 +299,92 @@ async def test_health_and_stats_describe_the_pool(settings: Settings) -> None:
     assert stats.per_header["import Mathlib"]["idle"] + stats.per_header["import Mathlib"]["busy"] >= 1
     assert any(p.pid is not None and p.header == "import Mathlib" for p in stats.processes)
     assert os.getpid() not in [p.pid for p in stats.processes]
+
+
+async def test_cancelled_check_kills_its_process_and_the_pool_goes_on(
+    settings: Settings, repl_log: Path
+) -> None:
+    service = LeanService(tuned(settings, lean_max_processes=1), trust_hooks=False)
+    try:
+        task = asyncio.create_task(check_code(service, "theorem h : True := by\n  FAKE:hang\n", timeout_s=30))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        after = await check_code(service, "theorem ok : True := trivial\n")
+        kills = service.stats().kills
+    finally:
+        await service.aclose()
+    assert after.verdict is Verdict.PASS
+    assert kills.get("cancelled") == 1
+    hung = [e["pid"] for e in body_requests(read_log(repl_log)) if "FAKE:hang" in e["request"]["cmd"]]
+    await asyncio.sleep(0.2)
+    assert hung and not any(_alive(pid) for pid in hung)
+
+
+async def test_headers_share_a_full_pool_by_evicting_idle_processes(
+    settings: Settings, repl_log: Path
+) -> None:
+    service = LeanService(tuned(settings, lean_max_processes=1), trust_hooks=False)
+    try:
+        certs = [
+            await check_code(service, f"{header}\ntheorem e{i} : True := trivial\n")
+            for i, header in enumerate(["import Mathlib", "import Aesop", "import Mathlib"])
+        ]
+        stats = service.stats()
+    finally:
+        await service.aclose()
+    assert all(c.verdict is Verdict.PASS for c in certs)
+    assert stats.kills.get("evicted", 0) >= 2
+    imports = [e["request"]["cmd"] for e in read_log(repl_log) if "env" not in e["request"]]
+    assert imports == ["import Mathlib", "import Aesop", "import Mathlib"]
+
+
+async def test_prewarmed_header_is_ready_before_the_first_check(
+    settings: Settings, repl_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_REPL_IMPORT_MS", "800")
+    service = LeanService(tuned(settings, lean_prewarm_headers=["import Mathlib"]), trust_hooks=False)
+    try:
+        await service.start()
+        await asyncio.sleep(1.2)
+        t0 = time.monotonic()
+        cert = await check_code(service, "import Mathlib\ntheorem p : True := trivial\n")
+        elapsed = time.monotonic() - t0
+    finally:
+        await service.aclose()
+    assert cert.verdict is Verdict.PASS
+    assert cert.timings["import"] == 0.0 and elapsed < 0.6
+
+
+async def test_each_process_runs_under_the_memory_cap(settings: Settings, repl_log: Path) -> None:
+    service = LeanService(tuned(settings, lean_memory_limit_mb=512), trust_hooks=False)
+    try:
+        await check_code(service, "theorem m : True := trivial\n")
+        pool = service.pool
+        assert pool is not None
+        mode = pool.limiter.mode
+        pids = [p.pid for p in service.stats().processes if p.pid is not None]
+        assert pids
+        limits = Path(f"/proc/{pids[0]}/limits").read_text()
+        cgroup = Path(f"/proc/{pids[0]}/cgroup").read_text()
+    finally:
+        await service.aclose()
+    if mode == "rlimit":
+        line = next(x for x in limits.splitlines() if x.startswith("Max address space"))
+        assert line.split()[3] == str(512 * 1024 * 1024)
+    else:
+        assert mode == "cgroup" and "sorryless-lean-" in cgroup
+
+
+async def test_run_raw_passes_the_infotree_option_to_the_repl(settings: Settings, repl_log: Path) -> None:
+    service = LeanService(tuned(settings), trust_hooks=False)
+    try:
+        raw = await service.run_raw("theorem i : True := trivial", timeout_s=5, infotree="original")
+    finally:
+        await service.aclose()
+    assert (
+        raw.error is None and raw.diagnostics is not None and raw.diagnostics["repl_uuid"].startswith("pid-")
+    )
+    bodies = body_requests(read_log(repl_log))
+    assert bodies[-1]["request"]["infotree"] == "original"

@@ -59,3 +59,9 @@ def test_message_from_lean_json_normalises_information() -> None:
     assert msg.severity == "info"
     assert msg.pos is not None and (msg.pos.line, msg.pos.column) == (9, 0)
     assert msg.end_pos is not None and msg.end_pos.column == 6
+
+
+async def test_an_empty_answer_is_garbage_not_a_hang() -> None:
+    with pytest.raises(GarbageOutput) as info:
+        await asyncio.wait_for(read_response(_reader(b"\n", eof=False)), 1)
+    assert info.value.text == "empty response"

@@ -16,8 +16,17 @@ CODE = "theorem a : True := by\n  trivial\n\ntheorem b : 1 = 1 := rfl\n"  # 5 li
 
 
 def _axioms_msg(line: int, name: str, axioms: list[str] | None) -> dict[str, Any]:
-    data = f"'{name}' does not depend on any axioms" if not axioms else f"'{name}' depends on axioms: [{', '.join(axioms)}]"
-    return {"severity": "info", "pos": {"line": line, "column": 0}, "endPos": {"line": line, "column": 6}, "data": data}
+    data = (
+        f"'{name}' does not depend on any axioms"
+        if not axioms
+        else f"'{name}' depends on axioms: [{', '.join(axioms)}]"
+    )
+    return {
+        "severity": "info",
+        "pos": {"line": line, "column": 0},
+        "endPos": {"line": line, "column": 6},
+        "data": data,
+    }
 
 
 def _outcome(messages: list[dict[str, Any]], sorries: list[dict[str, Any]] | None = None) -> CompileOutcome:
@@ -27,7 +36,9 @@ def _outcome(messages: list[dict[str, Any]], sorries: list[dict[str, Any]] | Non
     return CompileOutcome(ReplStatus.OK, "repl", response=response, timings={"compile": 0.01})
 
 
-def _verdict(outcome: CompileOutcome, policy: str = "strict", code: str = CODE) -> tuple[Verdict, list[str], Any]:
+def _verdict(
+    outcome: CompileOutcome, policy: str = "strict", code: str = CODE
+) -> tuple[Verdict, list[str], Any]:
     report = evaluate(outcome, code=code, names=theorem_names(code), policy=resolve_policy(policy))
     verdict, reasons = combine(report.tiers)
     return verdict, reasons, report
@@ -56,7 +67,9 @@ def test_sorry_warning_in_both_quote_styles_without_sorries_list(warning: str) -
     assert report.tiers[0].verdict is Verdict.SORRY
     assert any("sorry" in r for r in reasons)
     # the sketch policy accepts the same gap
-    sketch, _, _ = _verdict(_outcome([msg, _axioms_msg(6, "a", None), _axioms_msg(7, "b", None)]), policy="sketch")
+    sketch, _, _ = _verdict(
+        _outcome([msg, _axioms_msg(6, "a", None), _axioms_msg(7, "b", None)]), policy="sketch"
+    )
     assert sketch is Verdict.PASS
 
 
@@ -73,8 +86,13 @@ def test_missing_axiom_report_is_a_cheat_not_a_pass() -> None:
 
 
 def test_missing_report_after_a_compile_error_is_a_lean_error() -> None:
-    err = {"severity": "error", "pos": {"line": 2, "column": 2}, "endPos": None, "data": "unsolved goals\n⊢ True"}
-    verdict, reasons, report = _verdict(_outcome([err]))
+    err = {
+        "severity": "error",
+        "pos": {"line": 2, "column": 2},
+        "endPos": None,
+        "data": "unsolved goals\n⊢ True",
+    }
+    verdict, _, report = _verdict(_outcome([err]))
     assert verdict is Verdict.LEAN_ERROR
     assert report.tiers[1].verdict is Verdict.LEAN_ERROR
     assert report.messages[0].category == "unsolved_goals"
@@ -98,7 +116,12 @@ def test_native_and_foreign_axioms_are_cheats_under_strict(axiom: str, expected:
 
 
 def test_unknown_constant_on_an_appended_line_is_reported_with_its_reason() -> None:
-    unknown = {"severity": "error", "pos": {"line": 7, "column": 14}, "endPos": None, "data": "unknown constant 'b'"}
+    unknown = {
+        "severity": "error",
+        "pos": {"line": 7, "column": 14},
+        "endPos": None,
+        "data": "unknown constant 'b'",
+    }
     verdict, reasons, report = _verdict(_outcome([_axioms_msg(6, "a", None), unknown]))
     assert verdict is Verdict.CHEAT
     assert any("unknown constant 'b'" in r for r in reasons)

@@ -64,9 +64,19 @@ async def test_sorry_warning_alone_is_enough(
         {
             "match": "hidden_gap",
             "messages": [
-                {"severity": "warning", "pos": {"line": 1, "column": 8}, "endPos": {"line": 1, "column": 9}, "data": warning},
+                {
+                    "severity": "warning",
+                    "pos": {"line": 1, "column": 8},
+                    "endPos": {"line": 1, "column": 9},
+                    "data": warning,
+                },
                 # the REPL's answer to the appended `#print axioms g` (line 3: after the code's 2 lines)
-                {"severity": "info", "pos": {"line": 3, "column": 0}, "endPos": None, "data": "'g' depends on axioms: [propext]"},
+                {
+                    "severity": "info",
+                    "pos": {"line": 3, "column": 0},
+                    "endPos": None,
+                    "data": "'g' depends on axioms: [propext]",
+                },
             ],
         }
     ]
@@ -133,3 +143,46 @@ async def test_trust_tiers_run_when_enabled(settings: Settings) -> None:
     assert good.statement_hash is not None
     assert changed.verdict is Verdict.CHEAT
     assert changed.tier("statement") is not None and not changed.tier("statement").ok  # type: ignore[union-attr]
+
+
+async def test_a_broken_import_header_is_a_lean_error(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = [
+        {
+            "match": "import Nonexistent",
+            "messages": [
+                {
+                    "severity": "error",
+                    "pos": {"line": 1, "column": 0},
+                    "endPos": None,
+                    "data": "unknown module prefix 'Nonexistent'",
+                }
+            ],
+        }
+    ]
+    monkeypatch.setenv("FAKE_REPL_RULES", str(write_rules(tmp_path / "rules.json", rules)))
+    service = LeanService(tuned(settings), trust_hooks=False)
+    try:
+        bad = await check_code(service, "import Nonexistent\ntheorem t : True := trivial\n")
+        good = await check_code(service, "import Mathlib\ntheorem t : True := trivial\n")
+    finally:
+        await service.aclose()
+    assert bad.verdict is Verdict.LEAN_ERROR
+    assert any("unknown module prefix" in m.data for m in bad.messages)
+    assert good.verdict is Verdict.PASS
+
+
+async def test_an_empty_repl_answer_is_an_infra_error_at_once(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = [{"match": "NOTHING_TO_SAY", "action": "empty"}]
+    monkeypatch.setenv("FAKE_REPL_RULES", str(write_rules(tmp_path / "rules.json", rules)))
+    service = LeanService(tuned(settings), trust_hooks=False)
+    try:
+        cert = await check_code(service, "theorem q : True := trivial -- NOTHING_TO_SAY\n", timeout_s=20)
+    finally:
+        await service.aclose()
+    assert cert.verdict is Verdict.INFRA_ERROR
+    assert any("empty response" in r for r in cert.reasons)
+    assert cert.timings["compile"] < 5

@@ -48,7 +48,12 @@ def llm_url(script: FakeLLMScript) -> Iterator[str]:
 @pytest.fixture
 def llm_settings(settings: Settings, llm_url: str) -> Settings:
     return settings.model_copy(
-        update={"llm_base_url": llm_url, "llm_model": "fake-model", "llm_max_retries": 3, "llm_max_tokens": 4096}
+        update={
+            "llm_base_url": llm_url,
+            "llm_model": "fake-model",
+            "llm_max_retries": 3,
+            "llm_max_tokens": 4096,
+        }
     )
 
 
@@ -102,8 +107,12 @@ def scripted_certificate(snippet: Snippet) -> Certificate:
         if "ERR:" in line:
             col = line.index("ERR:")
             messages.append(
-                Message(severity="error", data=line[col + 4 :].strip(), pos=Pos(line=n, column=col),
-                        end_pos=Pos(line=n, column=len(line)))
+                Message(
+                    severity="error",
+                    data=line[col + 4 :].strip(),
+                    pos=Pos(line=n, column=col),
+                    end_pos=Pos(line=n, column=len(line)),
+                )
             )
     verdict = Verdict.LEAN_ERROR if messages else (Verdict.SORRY if "sorry" in snippet.code else Verdict.PASS)
     return Certificate(

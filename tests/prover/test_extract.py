@@ -66,7 +66,9 @@ def test_bare_tactic_block_is_a_body() -> None:
 
 
 def test_continuation_stops_at_first_fence_or_end() -> None:
-    cand = extract("simp\n  omega\n```\nprose ```lean4\ntheorem x : False := sorry\n```", STUB, continuation=True)
+    cand = extract(
+        "simp\n  omega\n```\nprose ```lean4\ntheorem x : False := sorry\n```", STUB, continuation=True
+    )
     assert cand is not None and cand.source == "continuation"
     assert cand.code.endswith("x + 0 = x := by\n  simp\n  omega\n")
     truncated = extract("nlinarith [sq_nonneg x", STUB, continuation=True)

@@ -66,7 +66,9 @@ def test_every_passing_raw_output_extracts_the_recorded_proof(shared_dir: Path) 
             continue
         mismatched.append(rec["id"])
         if rec["id"] in COMMENTS_STRIPPED_IN_SOURCE:
-            assert normalize_ws(strip_comments(cand.code)) == normalize_ws(strip_comments(rec["proof"])), rec["id"]
+            assert normalize_ws(strip_comments(cand.code)) == normalize_ws(strip_comments(rec["proof"])), rec[
+                "id"
+            ]
         else:
             assert rec["id"] in PROOF_NOT_FROM_RAW_OUTPUT, f"unexpected mismatch: {rec['id']}"
     assert set(mismatched) == COMMENTS_STRIPPED_IN_SOURCE | PROOF_NOT_FROM_RAW_OUTPUT

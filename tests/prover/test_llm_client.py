@@ -16,7 +16,9 @@ from tests.fakes.fake_llm import FakeLLMScript
 HELLO = [ChatMessage(role="user", content="hello")]
 
 
-async def test_chat_sends_sampling_fields_rid_and_counts_tokens(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+async def test_chat_sends_sampling_fields_rid_and_counts_tokens(
+    llm: OpenAICompatibleLLM, script: FakeLLMScript
+) -> None:
     script.replies = ["alpha beta gamma", "delta"]
     out = await llm.complete(
         CompletionRequest(messages=HELLO, n=2, temperature=0.7, top_p=0.9, seed=7, max_tokens=50, rid="rid-1")
@@ -62,7 +64,9 @@ async def test_400_is_not_retried(llm: OpenAICompatibleLLM, script: FakeLLMScrip
 
 
 async def test_persistent_5xx_gives_up_as_unavailable(llm_settings: Settings, script: FakeLLMScript) -> None:
-    client = OpenAICompatibleLLM(llm_settings.model_copy(update={"llm_max_retries": 2}), retry_wait_max_s=0.01)
+    client = OpenAICompatibleLLM(
+        llm_settings.model_copy(update={"llm_max_retries": 2}), retry_wait_max_s=0.01
+    )
     script.fail_next(5, 503)
     try:
         with pytest.raises(LLMUnavailable):
@@ -121,10 +125,16 @@ def _mock_server(seen: list[dict[str, object]], per_call: int) -> httpx.MockTran
         seen.append(body)
         k = min(int(body["n"]), per_call)
         choices = [
-            {"index": i, "message": {"role": "assistant", "content": f"c{len(seen)}-{i}"}, "finish_reason": "stop"}
+            {
+                "index": i,
+                "message": {"role": "assistant", "content": f"c{len(seen)}-{i}"},
+                "finish_reason": "stop",
+            }
             for i in range(k)
         ]
-        return httpx.Response(200, json={"choices": choices, "usage": {"prompt_tokens": 3, "completion_tokens": k}})
+        return httpx.Response(
+            200, json={"choices": choices, "usage": {"prompt_tokens": 3, "completion_tokens": k}}
+        )
 
     return httpx.MockTransport(handler)
 
@@ -132,7 +142,8 @@ def _mock_server(seen: list[dict[str, object]], per_call: int) -> httpx.MockTran
 async def test_missing_choices_are_re_requested(settings: Settings) -> None:
     seen: list[dict[str, object]] = []
     client = OpenAICompatibleLLM(
-        settings.model_copy(update={"llm_base_url": "http://mock/v1"}), transport=_mock_server(seen, per_call=1)
+        settings.model_copy(update={"llm_base_url": "http://mock/v1"}),
+        transport=_mock_server(seen, per_call=1),
     )
     try:
         out = await client.complete(CompletionRequest(messages=HELLO, n=3, rid="r"))
@@ -142,3 +153,16 @@ async def test_missing_choices_are_re_requested(settings: Settings) -> None:
     assert [b["n"] for b in seen] == [3, 2, 1]
     assert [b["rid"] for b in seen] == ["r", "r-1", "r-2"]
     assert sum(c.prompt_tokens for c in out) == 9
+
+
+async def test_cancel_with_n_aborts_sglang_sub_rids(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    script.delay_s = 5.0
+    task = asyncio.create_task(llm.complete(CompletionRequest(messages=HELLO, n=2, rid="multi")))
+    for _ in range(200):
+        if script.bodies("/v1/chat/completions"):
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert {"multi", "multi_0", "multi_1"} <= set(script.aborted_rids)

@@ -16,7 +16,9 @@ def task(tid: str, statement: str, benchmark: str | None = None, split: str | No
 
 
 def passed(code: str, verdict: Verdict = Verdict.PASS) -> Certificate:
-    return Certificate(id="x", verdict=verdict, proof_hash=f"hash-{len(code)}", environment=EnvironmentStamp(backend="t"))
+    return Certificate(
+        id="x", verdict=verdict, proof_hash=f"hash-{len(code)}", environment=EnvironmentStamp(backend="t")
+    )
 
 
 def test_growth_persistence_dedup_and_provenance(tmp_path: Path) -> None:
@@ -54,8 +56,12 @@ def test_bm25_ranks_related_statements_first() -> None:
 def test_leakage_guard_by_statement_and_by_benchmark_id() -> None:
     mem = ProofMemory()
     target = task("mathd_1", "theorem mathd_1 (x : ℕ) (h : x = 2) : x + x = 4 := by sorry", "minif2f", "test")
-    same_text = task("copy", "theorem renamed (x : ℕ) (h : x = 2) : x + x = 4 := by sorry")  # same statement, other name
-    same_id = task("mathd_1", "theorem mathd_1 (y : ℕ) (h : y = 2) : y + y = 4 := by sorry", "minif2f", "valid")
+    same_text = task(
+        "copy", "theorem renamed (x : ℕ) (h : x = 2) : x + x = 4 := by sorry"
+    )  # same statement, other name
+    same_id = task(
+        "mathd_1", "theorem mathd_1 (y : ℕ) (h : y = 2) : y + y = 4 := by sorry", "minif2f", "valid"
+    )
     other = task("other", "theorem other (x : ℕ) (h : x = 3) : x + x = 6 := by sorry")
     for t in (same_text, same_id, other):
         mem.record_verified(t, t.statement.replace("sorry", "omega"), passed(t.statement))

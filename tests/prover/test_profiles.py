@@ -19,12 +19,23 @@ CODE = "\n".join(f"line{i}" for i in range(1, 31))
 
 
 def cert(messages: list[Message], verdict: Verdict = Verdict.LEAN_ERROR, **kw: object) -> Certificate:
-    return Certificate(id="c", verdict=verdict, proof_hash="h", environment=EnvironmentStamp(backend="x"),
-                       messages=messages, **kw)  # type: ignore[arg-type]
+    return Certificate(
+        id="c",
+        verdict=verdict,
+        proof_hash="h",
+        environment=EnvironmentStamp(backend="x"),
+        messages=messages,
+        **kw,
+    )
 
 
 def err(line: int, col: int, end_line: int, end_col: int, data: str) -> Message:
-    return Message(severity="error", data=data, pos=Pos(line=line, column=col), end_pos=Pos(line=end_line, column=end_col))
+    return Message(
+        severity="error",
+        data=data,
+        pos=Pos(line=line, column=col),
+        end_pos=Pos(line=end_line, column=end_col),
+    )
 
 
 def test_registry_and_unknown_profile() -> None:
@@ -38,7 +49,10 @@ def test_deepseek_cot_and_noncot_prompts() -> None:
     cot = get_profile("deepseek-v2-cot").initial_prompt(TASK)
     assert cot.text is None and len(cot.messages) == 1
     content = cot.messages[0].content
-    assert content.startswith("Complete the following Lean 4 code:\n\n```lean4\n") and "detailed proof plan" in content
+    assert (
+        content.startswith("Complete the following Lean 4 code:\n\n```lean4\n")
+        and "detailed proof plan" in content
+    )
     assert "x + 0 = x := by sorry" in content
     noncot = get_profile("deepseek-v2").initial_prompt(TASK)
     assert noncot.continuation and noncot.text is not None
@@ -56,8 +70,15 @@ def test_goedel_error_marking_truncation_and_omission() -> None:
     assert "line6\nline7\nline8\nline9\nli<error>ne1</error>0\nline11" in first  # 4 before, span, 1 after
     second = text.split("Error 2:")[1].split("Error 3:")[0]
     assert "--[Truncated]--" in second and "line19" not in second and "<error>line12" in second
-    state = RepairState(task=TASK, round=1, prompt=profile.initial_prompt(TASK), output="out", candidate=CODE,
-                        certificate=cert(messages), feedback=text)
+    state = RepairState(
+        task=TASK,
+        round=1,
+        prompt=profile.initial_prompt(TASK),
+        output="out",
+        candidate=CODE,
+        certificate=cert(messages),
+        feedback=text,
+    )
     repaired = profile.repair_prompt(state)
     assert [m.role for m in repaired.messages] == ["user", "assistant", "user"]
     assert repaired.messages[2].content.startswith("The proof (Round 0) is not correct.")
@@ -67,7 +88,9 @@ def test_goedel_error_marking_truncation_and_omission() -> None:
 def test_kimina_prompt_and_error_fix_turn() -> None:
     profile = get_profile("kimina")
     prompt = profile.initial_prompt(TASK)
-    assert prompt.messages[0] == ChatMessage(role="system", content="You are an expert in mathematics and Lean 4.")
+    assert prompt.messages[0] == ChatMessage(
+        role="system", content="You are an expert in mathematics and Lean 4."
+    )
     assert "# Problem: Show that x + 0 = x." in prompt.messages[1].content
     assert "# Formal statement:\n```lean4\n" in prompt.messages[1].content
     messages = [err(5, 0, 5, 2, f"boom{i}") for i in range(5)]
@@ -87,14 +110,28 @@ def test_oprover_compact_repair_state() -> None:
         id = "m1"
         proof = "theorem other : 2 + 0 = 2 := by simp"
 
-    state = RepairState(task=TASK, round=2, prompt=Prompt(), output="raw", candidate="theorem bad := by linarith",
-                        certificate=None, feedback="- line 3, column 2: error: linarith failed", retrieved=[Hit()])
+    state = RepairState(
+        task=TASK,
+        round=2,
+        prompt=Prompt(),
+        output="raw",
+        candidate="theorem bad := by linarith",
+        certificate=None,
+        feedback="- line 3, column 2: error: linarith failed",
+        retrieved=[Hit()],
+    )
     (msg,) = profile.repair_prompt(state).messages
     c = msg.content
     assert c.index("**Retrieved Verified Proofs:**") < c.index("**Previous Failed Attempt:**")
-    assert c.index("**Previous Failed Attempt:**") < c.index("**Error Messages:**") < c.index("**Current Task:**")
+    assert (
+        c.index("**Previous Failed Attempt:**")
+        < c.index("**Error Messages:**")
+        < c.index("**Current Task:**")
+    )
     assert "theorem bad := by linarith" in c and "linarith failed" in c and "theorem other" in c
-    assert c.endswith("Please learn from the previous failed attempt and error messages to avoid similar mistakes.")
+    assert c.endswith(
+        "Please learn from the previous failed attempt and error messages to avoid similar mistakes."
+    )
 
 
 def test_longcat_tool_declaration_call_parsing_and_result() -> None:
@@ -120,7 +157,10 @@ def test_longcat_tool_declaration_call_parsing_and_result() -> None:
     assert result.role == "tool"
     assert payload["info"]["pass"] is False
     assert payload["info"]["errors"][0] == {
-        "severity": "error", "data": "type mismatch", "pos": {"line": 2, "column": 0}, "endPos": {"line": 2, "column": 3}
+        "severity": "error",
+        "data": "type mismatch",
+        "pos": {"line": 2, "column": 0},
+        "endPos": {"line": 2, "column": 3},
     }
 
 
@@ -128,11 +168,15 @@ def test_generic_prompt_and_repair() -> None:
     profile = get_profile("generic")
     prompt = profile.initial_prompt(TASK)
     assert [m.role for m in prompt.messages] == ["system", "user"]
-    assert "```lean4" in prompt.messages[1].content and "Informal statement: Show that" in prompt.messages[1].content
+    assert (
+        "```lean4" in prompt.messages[1].content
+        and "Informal statement: Show that" in prompt.messages[1].content
+    )
     feedback = profile.format_feedback(CODE, cert([err(3, 1, 3, 2, "oops")]))
     assert feedback == "- line 3, column 1: error: oops"
-    state = RepairState(task=TASK, round=1, prompt=prompt, output="prev", candidate=CODE, certificate=None,
-                        feedback=feedback)
+    state = RepairState(
+        task=TASK, round=1, prompt=prompt, output="prev", candidate=CODE, certificate=None, feedback=feedback
+    )
     rep = profile.repair_prompt(state)
     assert rep.messages[-2] == ChatMessage(role="assistant", content="prev")
     assert "oops" in rep.messages[-1].content

@@ -63,10 +63,17 @@ def test_usage_errors(app: typer.Typer, tmp_path: Path) -> None:
     runner = CliRunner()
     assert runner.invoke(app, ["audit"]).exit_code == 2
     assert runner.invoke(app, ["audit", "--stub", str(stub)]).exit_code == 2
-    assert runner.invoke(app, ["audit", "--stub", str(stub), "--proof", str(tmp_path / "missing.lean")]).exit_code == 2
+    assert (
+        runner.invoke(
+            app, ["audit", "--stub", str(stub), "--proof", str(tmp_path / "missing.lean")]
+        ).exit_code
+        == 2
+    )
     assert runner.invoke(app, ["audit", "--stub", str(stub), "--proofs", str(stub)]).exit_code == 2
     bad_json = _write(tmp_path, "bad.jsonl", "{not json\n")
-    assert runner.invoke(app, ["audit", "--benchmark", str(bad_json), "--proofs", str(bad_json)]).exit_code == 2
+    assert (
+        runner.invoke(app, ["audit", "--benchmark", str(bad_json), "--proofs", str(bad_json)]).exit_code == 2
+    )
 
 
 def test_batch(app: typer.Typer, tmp_path: Path) -> None:

@@ -94,7 +94,19 @@ def test_numbers_and_projections() -> None:
 
 
 def test_multi_char_symbols_and_hash_commands() -> None:
-    assert texts("a := b => c <;> #exit #[1]") == ["a", ":=", "b", "=>", "c", "<;>", "#exit", "#", "[", "1", "]"]
+    assert texts("a := b => c <;> #exit #[1]") == [
+        "a",
+        ":=",
+        "b",
+        "=>",
+        "c",
+        "<;>",
+        "#exit",
+        "#",
+        "[",
+        "1",
+        "]",
+    ]
 
 
 def test_positions_are_lean_positions() -> None:

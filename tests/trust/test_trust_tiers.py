@@ -95,3 +95,13 @@ def test_build_certificate_combines_tiers() -> None:
     assert bad.verdict is Verdict.CHEAT  # CHEAT outranks LEAN_ERROR
     assert [v.rule for v in bad.violations] == ["native_evaluation"]
     assert "boom" in bad.reasons
+
+
+def test_headerless_stub_and_headerless_candidate() -> None:
+    bare = "theorem t (x : ℝ) (h : 0 < x) : 0 < x ^ 2 := by sorry"
+    assert audit(bare, GOOD, Policy()).ok
+    assert audit("theorem t (x : ℝ) (h : 0 < x) : 0 < x ^ 2 :=", GOOD, Policy()).ok
+    body_only = "theorem t (x : ℝ) (h : 0 < x) : 0 < x ^ 2 := by\n  positivity\n"
+    assert audit(STUB, body_only, Policy()).ok
+    changed = audit("open Nat\n" + bare, GOOD, Policy())
+    assert [v.rule for v in changed.violations] == ["statement_context_changed"]

@@ -1,0 +1,249 @@
+"""Gateway benchmark: accepted jobs/s, end-to-end jobs/s with 1, 2 and 4 workers, and submit
+latency (p50/p99) at a fixed 200 requests/s.
+
+It uses an instant ``echo`` job kind that exists only here (added to the registry at runtime in
+the gateway and worker processes this script starts), the real Redis (SORRYLESS_REDIS_URL or
+127.0.0.1:6379) under a throw-away key prefix, one uvicorn gateway process and N worker
+processes. Targets: >= 500 accepted jobs/s and p99 submit <= 20 ms on a 2-core machine.
+
+    .venv/bin/python benchmarks/bench_gateway.py [--jobs 3000] [--concurrency 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis
+from pydantic import BaseModel, ConfigDict
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from api.kinds import JobKind, KindContext, KindOutcome, load_kinds  # noqa: E402
+from sorryless.config import Settings  # noqa: E402
+
+
+class EchoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = ""
+
+
+async def _echo(params: EchoParams, ctx: KindContext) -> KindOutcome:
+    return KindOutcome(result={"text": params.text})
+
+
+def bench_kinds() -> dict[str, JobKind]:
+    return {**load_kinds(), "echo": JobKind("echo", EchoParams, _echo, "benchmark only: returns its input")}
+
+
+def _settings(prefix: str) -> Settings:
+    return Settings(redis_key_prefix=prefix, job_result_ttl_s=900, log_level="WARNING",
+                    _env_file=None)  # type: ignore[call-arg]
+
+
+# ---- child processes -------------------------------------------------------------------------
+def serve(prefix: str, port: int) -> None:
+    import uvicorn
+
+    from api.app import create_app
+
+    app = create_app(_settings(prefix), kinds=bench_kinds())
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+def work(prefix: str, concurrency: int) -> None:
+    from api.worker import run_worker
+
+    asyncio.run(run_worker(_settings(prefix), kinds=bench_kinds(), concurrency=concurrency, queues=("interactive",)))
+
+
+# ---- driver -----------------------------------------------------------------------------------
+def _spawn(*args: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, __file__, *args], env=env, cwd=REPO)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+BODY = b'{"kind":"echo","params":{"text":"hello"}}'
+HEADERS = {"content-type": "application/json"}
+
+
+async def _submit_many(client: httpx.AsyncClient, total: int, concurrency: int) -> tuple[float, list[float]]:
+    latencies: list[float] = []
+    remaining = total
+
+    async def one_client() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            started = time.perf_counter()
+            answer = await client.post("/v1/jobs", content=BODY, headers=HEADERS)
+            latencies.append(time.perf_counter() - started)
+            if answer.status_code != 201:
+                raise RuntimeError(f"submit answered {answer.status_code}: {answer.text}")
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one_client() for _ in range(concurrency)))
+    return time.perf_counter() - started, latencies
+
+
+async def _fixed_rate(client: httpx.AsyncClient, rate: float, seconds: float) -> list[float]:
+    latencies: list[float] = []
+
+    async def one() -> None:
+        started = time.perf_counter()
+        answer = await client.post("/v1/jobs", content=BODY, headers=HEADERS)
+        latencies.append(time.perf_counter() - started)
+        assert answer.status_code == 201, answer.text
+
+    tasks = []
+    start = time.perf_counter()
+    for i in range(int(rate * seconds)):
+        delay = start + i / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one()))
+    await asyncio.gather(*tasks)
+    return latencies
+
+
+def _succeeded(r: redis.Redis, prefix: str) -> int:
+    return int(r.hget(f"{prefix}:stats", "succeeded") or 0)
+
+
+def _cleanup(r: redis.Redis, prefix: str) -> None:
+    keys = list(r.scan_iter(match=f"*{prefix}*", count=5000))
+    for i in range(0, len(keys), 1000):
+        r.delete(*keys[i : i + 1000])
+
+
+async def _wait_http(url: str) -> None:
+    async with httpx.AsyncClient() as client:
+        for _ in range(200):
+            try:
+                if (await client.get(f"{url}/openapi.json")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.05)
+    raise RuntimeError("gateway did not start")
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+async def drive(jobs: int, concurrency: int) -> dict[str, Any]:
+    base_prefix = f"bench-{uuid.uuid4().hex[:8]}"
+    r = redis.Redis.from_url(os.environ.get("SORRYLESS_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    results: dict[str, Any] = {}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        # 1. accepted jobs/s, no worker running
+        prefix = f"{base_prefix}-accept"
+        port = _free_port()
+        procs.append(_spawn("--serve", prefix, str(port)))
+        url = f"http://127.0.0.1:{port}"
+        await _wait_http(url)
+        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+            await _submit_many(client, 200, concurrency)  # warm-up
+            elapsed, latencies = await _submit_many(client, jobs, concurrency)
+        results["accepted_jobs_per_s"] = jobs / elapsed
+        results["accepted_p50_ms"] = _pct(latencies, 0.5)
+        results["accepted_p99_ms"] = _pct(latencies, 0.99)
+        procs.pop().terminate()
+
+        # 2. end-to-end with 1, 2, 4 workers
+        for n_workers in (1, 2, 4):
+            prefix = f"{base_prefix}-e2e{n_workers}"
+            port = _free_port()
+            gateway = _spawn("--serve", prefix, str(port))
+            workers = [_spawn("--work", prefix, "32") for _ in range(n_workers)]
+            procs += [gateway, *workers]
+            url = f"http://127.0.0.1:{port}"
+            await _wait_http(url)
+            await asyncio.sleep(1.5)  # workers connect
+            async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+                started = time.perf_counter()
+                await _submit_many(client, jobs, concurrency)
+                while _succeeded(r, prefix) < jobs:
+                    if time.perf_counter() - started > 300:
+                        raise RuntimeError(f"only {_succeeded(r, prefix)} of {jobs} finished")
+                    await asyncio.sleep(0.02)
+                results[f"end_to_end_jobs_per_s_{n_workers}_workers"] = jobs / (time.perf_counter() - started)
+            for proc in (gateway, *workers):
+                proc.terminate()
+                proc.wait(15)
+                procs.remove(proc)
+
+        # 3. submit latency at a fixed 200 requests/s, one worker draining
+        prefix = f"{base_prefix}-rate"
+        port = _free_port()
+        gateway = _spawn("--serve", prefix, str(port))
+        procs += [gateway, _spawn("--work", prefix, "32")]
+        url = f"http://127.0.0.1:{port}"
+        await _wait_http(url)
+        await asyncio.sleep(1.5)
+        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+            await _submit_many(client, 100, 8)
+            latencies = await _fixed_rate(client, 200.0, 10.0)
+        results["fixed_rate_requests"] = len(latencies)
+        results["submit_p50_ms_at_200_rps"] = _pct(latencies, 0.5)
+        results["submit_p99_ms_at_200_rps"] = _pct(latencies, 0.99)
+        results["submit_mean_ms_at_200_rps"] = statistics.fmean(latencies) * 1000
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        for suffix in ("accept", "e2e1", "e2e2", "e2e4", "rate"):
+            _cleanup(r, f"{base_prefix}-{suffix}")
+        r.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=3000, help="Jobs per throughput run.")
+    parser.add_argument("--concurrency", type=int, default=64, help="Concurrent client connections.")
+    parser.add_argument("--serve", nargs=2, metavar=("PREFIX", "PORT"), help=argparse.SUPPRESS)
+    parser.add_argument("--work", nargs=2, metavar=("PREFIX", "CONCURRENCY"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve[0], int(args.serve[1]))
+        return
+    if args.work:
+        work(args.work[0], int(args.work[1]))
+        return
+    print(f"bench_gateway: {os.cpu_count()} cores, {args.jobs} jobs per run, {args.concurrency} connections")
+    results = asyncio.run(drive(args.jobs, args.concurrency))
+    width = max(len(k) for k in results)
+    for name, value in results.items():
+        print(f"  {name:<{width}}  {value:10.1f}")
+    print("targets: accepted_jobs_per_s >= 500, submit_p99_ms_at_200_rps <= 20")
+
+
+if __name__ == "__main__":
+    main()

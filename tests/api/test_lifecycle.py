@@ -1,0 +1,175 @@
+"""The whole job lifecycle per kind, on real Redis, with the fake REPL and the fake LLM."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+from fastapi import FastAPI
+
+from api.store import JobRecord
+from sorryless.config import Settings
+from tests.api.conftest import WorkerHandle, parse_sse, wait_for_status
+from tests.fakes.fake_llm import FakeLLMScript, serve_fake_llm
+
+STUB = "theorem two_eq : 1 + 1 = 2 := by sorry"
+
+
+async def test_verify_job_runs_to_a_certificate(client: httpx.AsyncClient, workers: WorkerHandle) -> None:
+    await workers.start()
+    answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}})
+    assert answer.status_code == 201, answer.text
+    job_id = answer.json()["id"]
+    assert answer.headers["location"] == f"/v1/jobs/{job_id}"
+    job = await wait_for_status(client, job_id)
+    assert job["status"] == "succeeded"
+    assert job["result"]["verdict"] == "PASS" and job["result"]["passed"] is True
+    cert = job["certificate"]
+    assert cert["id"] == job_id and cert["verdict"] == "PASS"
+    assert {t["tier"] for t in cert["tiers"]} >= {"compile"}
+    assert job["attempts"] == 1
+    assert job["created_at"] <= job["started_at"] <= job["finished_at"]
+
+
+async def test_verify_reports_a_failing_verdict_as_a_finished_job(
+    client: httpx.AsyncClient, workers: WorkerHandle
+) -> None:
+    await workers.start()
+    answer = await client.post(
+        "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : 1 = 1 := by sorry", "policy": "strict"}}
+    )
+    job = await wait_for_status(client, answer.json()["id"])
+    assert job["status"] == "succeeded"
+    assert job["result"]["verdict"] == "SORRY" and job["result"]["passed"] is False
+    assert job["attempts"] == 1, "a verdict is never retried"
+
+
+async def test_prove_job_with_the_fake_llm(api_settings: Settings, workers: WorkerHandle) -> None:
+    script = FakeLLMScript(replies=["```lean\ntheorem two_eq : 1 + 1 = 2 := by rfl\n```"])
+    with serve_fake_llm(script) as base_url:
+        settings = api_settings.model_copy(update={"llm_base_url": base_url, "llm_model": "fake-model"})
+        app = _app(settings)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+            await workers.start(settings=settings)
+            answer = await client.post(
+                "/v1/jobs",
+                json={"kind": "prove", "params": {"statement": STUB, "budget": {"max_attempts": 2}}},
+            )
+            assert answer.status_code == 201, answer.text
+            job = await wait_for_status(client, answer.json()["id"], timeout_s=30)
+            events = await client.get(f"/v1/jobs/{job['id']}/events")
+    assert job["status"] == "succeeded", job
+    assert job["result"]["solved"] is True
+    proof = job["result"]["proofs"][0]
+    assert "rfl" in proof["proof"]
+    assert job["certificate"]["verdict"] == "PASS"
+    assert job["cost"]["llm_calls"] >= 1
+    assert len(script.bodies()) >= 1
+    kinds = [json.loads(e["data"]).get("kind") for e in parse_sse(events.text) if e.get("event") == "progress"]
+    assert any(k for k in kinds), "prover events were forwarded into the job stream"
+
+
+def _app(settings: Settings) -> FastAPI:
+    from api.app import create_app
+
+    return create_app(settings)
+
+
+async def test_prove_without_llm_uses_llm_free_strategies(client: httpx.AsyncClient, workers: WorkerHandle) -> None:
+    await workers.start()
+    answer = await client.post(
+        "/v1/jobs", json={"kind": "prove", "params": {"statement": STUB, "budget": {"max_attempts": 4}}}
+    )
+    job = await wait_for_status(client, answer.json()["id"], timeout_s=30)
+    assert job["status"] in ("succeeded", "failed"), job
+    assert job["error"] is None or job["error"]["code"] != "internal_error", job
+
+
+async def test_idempotency_key(client: httpx.AsyncClient) -> None:
+    body = {"kind": "verify", "params": {"code": "theorem t : True := trivial"}}
+    first = await client.post("/v1/jobs", json=body, headers={"Idempotency-Key": "abc"})
+    assert first.status_code == 201
+    again = await client.post("/v1/jobs", content=json.dumps(body, indent=2),
+                              headers={"Idempotency-Key": "abc", "content-type": "application/json"})
+    assert again.status_code == 200
+    assert again.json()["id"] == first.json()["id"]
+    other = await client.post("/v1/jobs", json={**body, "params": {"code": "theorem u : True := trivial"}},
+                              headers={"Idempotency-Key": "abc"})
+    assert other.status_code == 409
+    assert other.json()["error"]["code"] == "idempotency_conflict"
+    fresh = await client.post("/v1/jobs", json=body, headers={"Idempotency-Key": "def"})
+    assert fresh.status_code == 201 and fresh.json()["id"] != first.json()["id"]
+
+
+async def test_list_jobs_with_cursor_pagination_and_filters(client: httpx.AsyncClient) -> None:
+    ids = []
+    for i in range(7):
+        answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": f"theorem t{i} : True := trivial"}})
+        ids.append(answer.json()["id"])
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        params = {"limit": 3, **({"cursor": cursor} if cursor else {})}
+        page = (await client.get("/v1/jobs", params=params)).json()
+        pages += 1
+        seen += [item["id"] for item in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(ids) and len(seen) == len(set(seen))
+    assert pages >= 3
+    cancelled = await client.delete(f"/v1/jobs/{ids[2]}")
+    assert cancelled.status_code == 200
+    only = (await client.get("/v1/jobs", params={"status": "cancelled"})).json()
+    assert [item["id"] for item in only["items"]] == [ids[2]]
+    assert (await client.get("/v1/jobs", params={"cursor": "!!nope"})).status_code == 400
+
+
+async def test_batch_submit_and_aggregate_progress(client: httpx.AsyncClient, workers: WorkerHandle) -> None:
+    jobs = [{"kind": "verify", "params": {"code": f"theorem b{i} : True := trivial"}} for i in range(4)]
+    jobs.append({"kind": "verify", "params": {"code": "theorem bad : 1 = 1 := by sorry"}})
+    answer = await client.post("/v1/batches", json={"jobs": jobs})
+    assert answer.status_code == 201, answer.text
+    batch = answer.json()
+    assert len(batch["job_ids"]) == 5
+    pending = (await client.get(f"/v1/batches/{batch['id']}")).json()
+    assert pending["counts"]["queued"] == 5 and pending["done"] is False
+    await workers.start()
+    for job_id in batch["job_ids"]:
+        await wait_for_status(client, job_id)
+    view = (await client.get(f"/v1/batches/{batch['id']}")).json()
+    assert view["done"] is True and view["progress"] == 1.0
+    assert view["counts"]["succeeded"] == 5
+    verdicts = [j["result"]["verdict"] for j in view["jobs"]]
+    assert verdicts == ["PASS"] * 4 + ["SORRY"]
+    listed = (await client.get("/v1/jobs", params={"batch": batch["id"], "limit": 10})).json()
+    assert sorted(i["id"] for i in listed["items"]) == sorted(batch["job_ids"])
+    job = (await client.get(f"/v1/jobs/{batch['job_ids'][0]}")).json()
+    assert job["queue"] == "batch" and job["batch_id"] == batch["id"]
+
+
+async def test_duplicate_delivery_writes_the_result_once(app: FastAPI, client: httpx.AsyncClient,
+                                                         workers: WorkerHandle) -> None:
+    """At-least-once: a second run of a finished job neither reruns nor rewrites it."""
+    from api.queue import AttemptInfo
+    from api.worker import Executor, WorkerResources
+    from lean_server.checker import Priority
+
+    await workers.start()
+    answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}})
+    job = await wait_for_status(client, answer.json()["id"])
+    state = app.state.sorryless
+    executor = Executor(state.settings, state.store, state.events, state.kinds, WorkerResources(state.settings))
+
+    async def beat() -> None:
+        return None
+
+    again = await executor.execute(job["id"], AttemptInfo(2, 3, "dup-worker", Priority.INTERACTIVE, beat))
+    assert again == {"skipped": "succeeded"}
+    record: JobRecord | None = await state.store.get(job["id"])
+    assert record is not None and record.result_writes == 1 and record.worker != "dup-worker"
+    # a direct second terminal write is refused too
+    assert await state.store.finalize(record, "failed", error={"code": "x", "message": "late"}) is None
+    events = await state.events.history(job["id"])
+    assert [e.type for e in events if e.terminal] == ["succeeded"]

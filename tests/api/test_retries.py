@@ -1,0 +1,58 @@
+"""Infrastructure failures retry with backoff, then dead-letter; job outcomes never retry."""
+
+from __future__ import annotations
+
+import httpx
+from fastapi import FastAPI
+from pydantic import BaseModel, ConfigDict
+
+from api.app import create_app
+from api.errors import InfraError
+from api.kinds import JobKind, KindContext, KindOutcome, load_kinds
+from sorryless.config import Settings
+from tests.api.conftest import WorkerHandle, wait_for_status
+
+
+class FlakyParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fail_attempts: int
+    crash: bool = False
+
+
+async def _flaky(params: FlakyParams, ctx: KindContext) -> KindOutcome:
+    await ctx.progress(attempt=ctx.attempt)
+    if params.crash:
+        raise ValueError("a bug in the kind")
+    if ctx.attempt <= params.fail_attempts:
+        raise InfraError(f"backend down on attempt {ctx.attempt}")
+    return KindOutcome(result={"attempt": ctx.attempt})
+
+
+def _kinds() -> dict[str, JobKind]:
+    return {**load_kinds(), "flaky": JobKind("flaky", FlakyParams, _flaky, "test kind")}
+
+
+async def test_infra_failures_are_retried_then_dead_lettered(api_settings: Settings, workers: WorkerHandle) -> None:
+    kinds = _kinds()
+    app: FastAPI = create_app(api_settings, kinds=kinds)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+        await workers.start(kinds=kinds)
+        recovers = (await client.post("/v1/jobs", json={"kind": "flaky", "params": {"fail_attempts": 2}})).json()["id"]
+        gives_up = (await client.post("/v1/jobs", json={"kind": "flaky", "params": {"fail_attempts": 9}})).json()["id"]
+        buggy = (await client.post("/v1/jobs", json={"kind": "flaky", "params": {"fail_attempts": 0,
+                                                                                  "crash": True}})).json()["id"]
+        ok = await wait_for_status(client, recovers)
+        assert ok["status"] == "succeeded" and ok["result"] == {"attempt": 3} and ok["attempts"] == 3
+        dead = await wait_for_status(client, gives_up)
+        assert dead["status"] == "failed" and dead["error"]["code"] == "infra_error" and dead["attempts"] == 3
+        bug = await wait_for_status(client, buggy)
+        assert bug["status"] == "failed" and bug["error"]["code"] == "internal_error" and bug["attempts"] == 1
+        letters = await app.state.sorryless.store.dead_letters()
+        assert [d["job_id"] for d in letters] == [gives_up]
+        assert letters[0]["attempts"] == 3 and "backend down on attempt 3" in letters[0]["error"]["message"]
+        history = [e.type for e in await app.state.sorryless.events.history(recovers)]
+        assert history.count("retrying") == 2 and history.count("started") == 3 and history[-1] == "succeeded"
+        metrics = (await client.get("/metrics")).text
+        assert 'sorryless_jobs_total{status="dead_lettered"} 1.0' in metrics
+        assert 'sorryless_job_latency_seconds_count{kind="flaky"} 1.0' in metrics
+        assert 'sorryless_workers{queue="interactive"} 1.0' in metrics

@@ -1,0 +1,14 @@
+-- expect: syntax_extension
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+namespace M
+local macro "go" : tactic => `(tactic| omega)
+end M
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

@@ -1,0 +1,3 @@
+def n : Nat := sorry
+
+theorem foo : 0 = 0 := sorry
