@@ -40,7 +40,7 @@ class AppState:
     http: httpx.AsyncClient
 
 
-def get_state(request: Request) -> AppState:
+async def get_state(request: Request) -> AppState:
     state: AppState = request.app.state.sorryless
     return state
 

@@ -10,8 +10,11 @@ passes when:
   macro for ``theorem``), the same ``private``/``protected`` modifiers, and the same binders and
   type token for token, after dropping whitespace and comments and after normalising notations
   Lean itself treats as the same (:data:`NOTATION_SYNONYMS`; ``≠``/``!=`` and ``¬``/``!`` are *not*
-  synonyms: ``!=`` and ``!`` are ``Bool`` operations);
-- in the same context: the same ``open`` commands in effect, the same ``… in`` prefixes and the same
+  synonyms: ``!=`` and ``!`` are ``Bool`` operations; ``ℕ ℤ ℚ ℝ ℂ`` are Mathlib notations for
+  ``Nat Int Rat Real Complex``; ``∑ x in s, f`` is ``∑ x ∈ s, f``), universe variables renamed by
+  order of appearance;
+- in the same context: the same namespace, the same opened namespaces (``open A B`` ≡ ``open B A``),
+  the same ``… in`` prefixes (resource options such as ``maxHeartbeats … in`` aside) and the same
   statement-affecting global options (options that only bound resources are ignored here; the
   legality tier polices them);
 - every other command of the stub before its target (definitions, ``variable``s, instances,
@@ -21,6 +24,12 @@ passes when:
   its signature must stay the same. Other ``sorry`` definitions must stay as they are.
 - no new declaration before the target reuses a name the statement mentions (a fresh ``pow``,
   ``Nat.Prime`` …), and no declaration of the stub is declared twice.
+
+Rule ids: ``target_missing``, ``target_duplicated``, ``target_kind_changed``,
+``target_modifiers_changed``, ``statement_changed`` (at the first differing token),
+``statement_context_changed``, ``prerequisite_missing``, ``prerequisite_changed``,
+``prerequisite_moved``, ``duplicate_declaration``, ``redefines_statement_name``, and
+``stub_without_target`` (the stub itself is unusable).
 
 A candidate without any ``import`` inherits the stub's header context (a header-less body checked
 in the stub's environment); a header-less stub (a bare ``theorem … := by sorry``) is read in the
@@ -129,12 +138,30 @@ def _universe_names(sf: SourceFile, decl: Declaration) -> set[str]:
     return names
 
 
+def _big_operator_in(texts: tuple[str, ...]) -> tuple[str, ...]:
+    """``∑ x in s, f`` → ``∑ x ∈ s, f``: Mathlib's deprecated spelling expands to the same term."""
+    if "in" not in texts:
+        return texts
+    out: list[str] = []
+    open_binder = False
+    for t in texts:
+        if t in ("∑", "∏"):
+            open_binder = True
+        elif t == ",":
+            open_binder = False
+        elif t == "in" and open_binder:
+            t = "∈"
+            open_binder = False
+        out.append(t)
+    return tuple(out)
+
+
 def signature(sf: SourceFile, decl: Declaration) -> tuple[str, ...]:
     """Normalized binders ``:`` type of a declaration; universe variables are renamed by order of
     appearance (``Type u_1`` and ``Type u_2`` state the same thing)."""
     head = sf.token_texts(decl.binders)
     tail = sf.token_texts(decl.type)
-    texts = normalize([*head, ":", *tail] if decl.type else head)
+    texts = _big_operator_in(normalize([*head, ":", *tail] if decl.type else head))
     universes = _universe_names(sf, decl)
     if not universes:
         return texts

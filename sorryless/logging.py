@@ -19,21 +19,32 @@ def configure_logging(settings: Settings) -> None:
         structlog.processors.TimeStamper(fmt="iso"),
     ]
     renderer: structlog.types.Processor = (
-        structlog.processors.JSONRenderer() if settings.log_json else structlog.dev.ConsoleRenderer(colors=False)
+        structlog.processors.JSONRenderer()
+        if settings.log_json
+        else structlog.dev.ConsoleRenderer(colors=False)
     )
     structlog.configure(
-        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        # filter_by_level first: a disabled debug call costs one level check, not the processor chain.
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *shared,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
     )
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(structlog.stdlib.ProcessorFormatter(foreign_pre_chain=shared, processors=[
-        structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer]))
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=shared,
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
 
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
-    return structlog.stdlib.get_logger(name)  # type: ignore[no-any-return]
+    return structlog.stdlib.get_logger(name)

@@ -51,7 +51,7 @@ def _decode_cursor(cursor: str) -> tuple[float, str]:
         raise ApiError(400, "invalid_cursor", "cursor is not one this API gave out") from exc
 
 
-def _resume_point(
+async def _resume_point(
     last_event_id: Annotated[str | None, Header(max_length=50, description="Resume after this event id.")] = None,
 ) -> str:
     """The stream id to read after (validated before the stream starts, so a bad one is a 400)."""

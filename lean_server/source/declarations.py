@@ -225,7 +225,8 @@ def _is_command_start(tokens: list[Token], i: int, in_body: bool) -> bool:
         return i + 1 < len(tokens) and tokens[i + 1].text == "instance"
     if text in MODIFIERS or text in _SCOPE_PREFIXES:
         j = i + 1
-        while j < len(tokens):
+        window = min(len(tokens), i + 24)  # a real modifier run is short; bounded look-ahead stays linear
+        while j < window:
             t = tokens[j].text
             if t in MODIFIERS or t in _SCOPE_PREFIXES:
                 j += 1

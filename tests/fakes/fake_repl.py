@@ -43,7 +43,7 @@ Default semantics of ``cmd`` (comments and strings are masked before looking at 
 * ``#print axioms N`` gives the info message "'N' depends on axioms: [..]" (sorted) or
   "'N' does not depend on any axioms" at ``#print``; the list holds the ``axiom``s that N's
   body mentions (transitively through other recorded declarations), ``sorryAx`` if a body on
-  the way has sorry or an error, ``Lean.ofReduceBool`` for ``native_decide``, plus
+  the way has sorry or an error, ``Lean.ofReduceBool`` for ``native_decide``/``decide +native``, plus
   FAKE_REPL_DEFAULT_AXIOMS (default "propext,Classical.choice,Quot.sound") for non-axioms;
   an unknown N gives the error "unknown constant 'N'".
 
@@ -71,7 +71,7 @@ Control surface (environment variables):
   the replayed ids. Transcripts whose ``requests`` is null are read from ``raw_input`` with
   the framing rule above.
 * FAKE_REPL_COMPACT=1: print each response on one line.
-* FAKE_REPL_OOM_CAP_MB: safety cap of the ``oom`` action (default 8192); when reached
+* FAKE_REPL_OOM_CAP_MB: safety cap of the ``oom`` action (default 4096); when reached
   without the OS stopping the process, it kills itself with SIGKILL like the OOM killer.
 
 In-code triggers (anywhere in the cmd text, comments included):
@@ -124,6 +124,7 @@ _COMMAND_START_RE = re.compile(
 )
 _NAMESPACE_RE = re.compile(r"^[ \t]*(?P<kw>namespace|end|section)\b[ \t]*(?P<name>[^\s]*)", re.MULTILINE)
 _SORRY_RE = re.compile(r"(?<![\w.'])(?:sorry|admit)(?![\w'!?])")
+_NATIVE_DECIDE_RE = re.compile(r"\bdecide\s*\+native\b")
 _IMPORT_RE = re.compile(r"^[ \t]*import\b", re.MULTILINE)
 _PRINT_AXIOMS_RE = re.compile(r"#print[ \t]+axioms[ \t]+(?P<name>[^\s]+)")
 _IDENT_RE = re.compile(r"[A-Za-z_\u0370-\u03ff][\w.'!?\u2080-\u209c]*")
@@ -308,7 +309,7 @@ class FakeRepl:
         defaults = os.environ.get("FAKE_REPL_DEFAULT_AXIOMS", "propext,Classical.choice,Quot.sound")
         self.default_axioms = [a.strip() for a in defaults.split(",") if a.strip()]
         self.compact = os.environ.get("FAKE_REPL_COMPACT") == "1"
-        self.oom_cap_mb = int(os.environ.get("FAKE_REPL_OOM_CAP_MB", "8192"))
+        self.oom_cap_mb = int(os.environ.get("FAKE_REPL_OOM_CAP_MB", "4096"))
         self.rules = _load_rules()
         log_path = os.environ.get("FAKE_REPL_LOG")
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if log_path else None
@@ -554,7 +555,7 @@ class FakeRepl:
         refs = {m.group(0) for m in _IDENT_RE.finditer(body)}
         if decl_sorries or any(start <= s < end for s, _ in error_spans):
             direct.add("sorryAx")
-        if "native_decide" in refs:
+        if "native_decide" in refs or _NATIVE_DECIDE_RE.search(body):
             direct.add("Lean.ofReduceBool")
         decl = Decl(name=full or "_example", is_axiom=kw == "axiom", direct_axioms=direct, refs=refs)
         if rule_axioms is not None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +123,11 @@ def test_every_non_mathlib_transcript_is_reproduced_exactly(shared_dir: Path) ->
     path = shared_dir / "fixtures" / "lean_repl_transcripts.jsonl"
     rows = [r for r in _transcripts(shared_dir) if not r["needs_mathlib"]]
     failures: list[str] = []
-    for row in rows:
-        result = _run_raw(row["raw_input"], {"FAKE_REPL_TRANSCRIPTS": str(path)})
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(
+            pool.map(lambda row: _run_raw(row["raw_input"], {"FAKE_REPL_TRANSCRIPTS": str(path)}), rows)
+        )
+    for row, result in zip(rows, results, strict=True):
         expected = (
             row["responses"] if row["responses"] is not None else _parse_output(row["raw_expected_output"])
         )
@@ -132,6 +136,56 @@ def test_every_non_mathlib_transcript_is_reproduced_exactly(shared_dir: Path) ->
             failures.append(f"{row['id']}: rc={result.returncode} got={got!r} expected={expected!r}")
     assert not failures, "\n".join(failures)
     assert len(rows) == 55
+
+
+# Transcripts a double without an elaborator can reproduce from its default semantics alone
+# (numbering, sorries and their goals/positions, warnings, unknown ids, pickling):
+_DEFAULT_EXACT = {
+    "test_assumption_proof",
+    "test_dup_sorries",
+    "test_import_lean",
+    "test_pickle_environment",
+    "test_pickle_environment_with_imports",
+    "test_pickle_open",
+    "test_pickle_open_2",
+    "test_pickle_open_scoped",
+    "test_pickle_open_scoped_2",
+    "test_proof_transitivity",
+    "test_tactic_sorry",
+    "test_term_sorry",
+    "test_unknown_environment",
+    "test_unknown_proof_state",
+}
+_DEFAULT_FIRST_RESPONSE = {"test_readme", "test_sorry_hypotheses", "test_tactic_mode_sorry", "test_variables"}
+
+
+def test_default_semantics_match_the_real_repl_where_no_elaboration_is_needed(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "test").mkdir()  # the transcripts pickle to test/*.olean, in file order
+    exact: set[str] = set()
+    first: set[str] = set()
+    for row in _transcripts(shared_dir):
+        if row["needs_mathlib"]:
+            continue
+        result = subprocess.run(
+            [sys.executable, str(FAKE)],
+            input=row["raw_input"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            cwd=tmp_path,
+        )
+        expected = (
+            row["responses"] if row["responses"] is not None else _parse_output(row["raw_expected_output"])
+        )
+        got = _parse_output(result.stdout)
+        if got == expected:
+            exact.add(row["id"])
+        if got[:1] == expected[:1]:
+            first.add(row["id"])
+    assert exact >= _DEFAULT_EXACT, sorted(_DEFAULT_EXACT - exact)
+    assert first >= _DEFAULT_FIRST_RESPONSE, sorted(_DEFAULT_FIRST_RESPONSE - first)
 
 
 def test_raw_newline_inside_a_string_disappears_like_upstream(shared_dir: Path) -> None:
@@ -223,6 +277,8 @@ def test_print_axioms_reports_declared_axioms_sorry_and_native(session: Session)
     assert resp["messages"][0]["pos"] == {"line": 1, "column": 0}
     native = session.ask({"cmd": "theorem n : 2 + 2 = 4 := by native_decide\n#print axioms n", "env": 0})
     assert "Lean.ofReduceBool" in native["messages"][0]["data"]
+    plus = session.ask({"cmd": "theorem m : 2 + 2 = 4 := by decide +native\n#print axioms m", "env": 0})
+    assert "Lean.ofReduceBool" in plus["messages"][0]["data"]
 
 
 def test_print_axioms_without_default_axioms_and_unknown_constant() -> None:
@@ -343,6 +399,15 @@ def test_oom_dies_under_an_address_space_limit() -> None:
         err = s.proc.stderr.read().decode()
         assert rc == 1
         assert "out of memory" in err
+    finally:
+        s.close()
+
+
+def test_oom_without_a_limit_stops_at_the_safety_cap_like_the_oom_killer() -> None:
+    s = Session({"FAKE_REPL_OOM_CAP_MB": "128"})
+    try:
+        s.send({"cmd": "-- FAKE:oom"})
+        assert s.proc.wait(timeout=60) == -signal.SIGKILL
     finally:
         s.close()
 

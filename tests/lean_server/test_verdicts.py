@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,20 @@ async def test_an_empty_repl_answer_is_an_infra_error_at_once(
     assert cert.verdict is Verdict.INFRA_ERROR
     assert any("empty response" in r for r in cert.reasons)
     assert cert.timings["compile"] < 5
+
+
+async def test_a_repl_that_cannot_start_is_an_infra_error(settings: Settings) -> None:
+    service = LeanService(
+        tuned(settings, lean_repl_cmd="/nonexistent/bin/repl", lean_warm_spares=1), trust_hooks=False
+    )
+    try:
+        cert = await check_code(service, "theorem t : True := trivial\n")
+        await asyncio.sleep(0.2)
+        stats = service.stats()
+    finally:
+        await service.aclose()
+    assert cert.verdict is Verdict.INFRA_ERROR
+    assert any("cannot start the REPL" in r for r in cert.reasons)
+    assert not cert.cached
+    assert stats.kills.get("import_failed", 0) <= 2  # no respawn loop
+    assert all(p.state != "starting" for p in stats.processes)

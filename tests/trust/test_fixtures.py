@@ -96,3 +96,36 @@ def test_mutated_statements_are_flagged(
                 missed.append((r["id"], label))
     assert checked > 400
     assert missed == []
+
+
+def test_header_variants_of_verified_outputs_pass(
+    outputs: list[dict[str, Any]], stubs: dict[tuple[str, str], str]
+) -> None:
+    """Header-less bodies (checked in the stub's header) and the Goedel-style header with
+    `maxHeartbeats 400000` are the same problem."""
+    verified = [r for r in outputs if r["verified"] and r["statement_matches_benchmark"]][::3]
+    rejected = []
+    for r in verified:
+        stub = stubs[(r["problem_id"], r["split"])]
+        proof = r["proof"]
+        body = proof[proof.index(f"theorem {r['problem_id']}") :]
+        goedel = proof.replace("set_option maxHeartbeats 0", "set_option maxHeartbeats 400000")
+        assert goedel != proof
+        for label, variant in (("headerless", body), ("goedel", goedel)):
+            if not audit(stub, variant, Policy()).ok:
+                rejected.append((r["id"], label))
+    assert rejected == []
+
+
+def test_filling_every_benchmark_hole_passes(shared_dir: Path) -> None:
+    """Every sorry of every benchmark stub replaced by a tactic: the audit accepts all 1856."""
+    rejected = []
+    for name in ("minif2f", "putnambench", "proverbench", "proofnet"):
+        with (shared_dir / "benchmarks" / f"{name}.jsonl").open(encoding="utf-8") as fh:
+            for line in fh:
+                r = json.loads(line)
+                filled = re.sub(r"\bsorry\b", "by simp", r["lean4_code"])
+                report = audit(r["lean4_code"], filled, Policy())
+                if not report.ok:
+                    rejected.append((r["id"], [v.rule for v in report.violations]))
+    assert rejected == []

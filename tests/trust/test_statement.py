@@ -144,3 +144,11 @@ def test_bound_names() -> None:
     )
     assert bound_names(texts) >= {"a", "b", "h", "x", "y", "z", "i"}
     assert not bound_names(texts) & {"f", "g", "S", "s"}
+
+
+def test_deprecated_big_operator_in_matches_membership() -> None:
+    stub = HEADER + "theorem t (n : ℕ) : ∑ k in Finset.range n, (0 : ℕ) = 0 := by sorry\n"
+    assert rules(stub, HEADER + "theorem t (n : ℕ) : ∑ k ∈ Finset.range n, (0 : ℕ) = 0 := by simp\n") == []
+    assert rules(
+        stub, HEADER + "theorem t (n : ℕ) : ∑ k ∈ Finset.range (n + 1), (0 : ℕ) = 0 := by simp\n"
+    ) == ["statement_changed"]

@@ -1,0 +1,8 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+theorem corpus_choose : choose 5 2 = 10 := by sorry
