@@ -340,6 +340,10 @@ def _token_rules(sf: SourceFile, cmd: Declaration, ctx: _Context) -> list[Violat
                     out.append(_v("search_tactic", f"search tactic `{text}`", tok))
             elif text in EVAL_WORDS and i != cmd.keyword_index and not policy.allow_eval_commands:
                 out.append(_v("eval_command", f"`{text}` runs code at elaboration time", tok))
+            elif (
+                text == "open" and i + 1 < end and tokens[i + 1].text == "private" and i != cmd.keyword_index
+            ):
+                out.append(_v("open_private", "`open private` exposes private declarations", tok))
             elif text == "set_option" and i + 2 < end:
                 out.extend(_option_rule(tokens[i + 1].text, tokens[i + 2].text, tok, ctx))
     return out

@@ -122,10 +122,13 @@ class ReplProcess:
         proc = self._proc
         if proc is None or proc.returncode is not None:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        # Only the group kill: Popen.kill() would poll() and reap the child behind the back of
+        # asyncio's child watcher (which then reports exit status 255).
+        try:
             os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+        except (ProcessLookupError, PermissionError):
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
 
     async def aclose(self, reason: str = "shutdown") -> None:
         self.kill(reason)
