@@ -64,7 +64,15 @@ class LeanServiceLike(Protocol):
         self, snippets: Sequence[Snippet], *, priority: Priority = ...
     ) -> AsyncIterator[Certificate]: ...
 
-    async def run_raw(self, code: str, *, timeout_s: float, priority: Priority) -> RawResultLike: ...
+    async def run_raw(
+        self,
+        code: str,
+        *,
+        timeout_s: float,
+        priority: Priority,
+        infotree: str | None = None,
+        reservation: Any = None,
+    ) -> RawResultLike: ...
 
     async def start(self) -> None: ...
 

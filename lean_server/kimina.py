@@ -22,7 +22,6 @@ These routes are the hot path: no pydantic models, orjson in and out.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -54,7 +53,6 @@ _INFOTREE_LEVELS = frozenset({"full", "tactics", "original", "substantive"})
 _CHECK_DEFAULT_TIMEOUT = 30.0
 _VERIFY_DEFAULT_TIMEOUT = 300.0
 _COMPAT_PRIORITY = Priority.BATCH
-_TIMEOUT_RE = re.compile(r"no answer within ([0-9.]+) ?s\b")
 
 
 class RawResultLike(Protocol):
@@ -71,7 +69,15 @@ class RawResultLike(Protocol):
 
 
 class RawRunner(Protocol):
-    async def run_raw(self, code: str, *, timeout_s: float, priority: Priority) -> RawResultLike: ...
+    async def run_raw(
+        self,
+        code: str,
+        *,
+        timeout_s: float,
+        priority: Priority,
+        infotree: str | None = None,
+        reservation: Any = None,
+    ) -> RawResultLike: ...
 
 
 class KiminaRoutes:
@@ -90,8 +96,9 @@ class KiminaRoutes:
         try:
             check_auth(request, self._api_key)
             data = await read_json_object(request, self._max_body_bytes)
-            items, timeout_s, debug = self._parse_check(data)
-            raws = await unless_disconnected(request, self._run_all([code for _, code in items], timeout_s))
+            items, timeout_s, debug, infotree = self._parse_check(data)
+            codes = [code for _, code in items]
+            raws = await unless_disconnected(request, self._run_all(codes, timeout_s, infotree))
         except HttpError as exc:
             return self._fail(exc, "api_check")
         except ClientGone:
@@ -106,8 +113,9 @@ class KiminaRoutes:
         try:
             check_auth(request, self._api_key)
             data = await read_json_object(request, self._max_body_bytes)
-            items, timeout_s = self._parse_verify(data)
-            raws = await unless_disconnected(request, self._run_all([code for _, code in items], timeout_s))
+            items, timeout_s, infotree = self._parse_verify(data)
+            codes = [code for _, code in items]
+            raws = await unless_disconnected(request, self._run_all(codes, timeout_s, infotree))
         except HttpError as exc:
             return self._fail(exc, "verify")
         except ClientGone:
@@ -117,28 +125,40 @@ class KiminaRoutes:
         return json_response({"results": results})
 
     # -- running --------------------------------------------------------------------------
-    async def _run_all(self, codes: Sequence[str], timeout_s: float) -> list[RawResultLike | str]:
+    async def _run_all(
+        self, codes: Sequence[str], timeout_s: float, infotree: str | None
+    ) -> list[RawResultLike | str]:
         """One result per code, in order; a per-snippet LeanError becomes its error text.
 
-        BacklogFull anywhere answers the whole request 429 and drops the snippets already queued.
+        The whole batch is admitted at once (``reserve``) or answered 429 before any snippet runs.
         """
-        if len(codes) == 1:
-            return [await self._run_one(codes[0], timeout_s)]
-        tasks = [asyncio.ensure_future(self._run_one(code, timeout_s)) for code in codes]
+        options: dict[str, Any] = {"infotree": infotree} if infotree else {}
+        reserve = getattr(self._service, "reserve", None)
+        if reserve is not None:
+            try:
+                options["reservation"] = reserve(len(codes))
+            except BacklogFull as exc:
+                raise _backlog_full(exc) from None
         try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            raise
+            if len(codes) == 1:
+                return [await self._run_one(codes[0], timeout_s, options)]
+            tasks = [asyncio.ensure_future(self._run_one(code, timeout_s, options)) for code in codes]
+            try:
+                return list(await asyncio.gather(*tasks))
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                raise
+        finally:
+            reservation = options.get("reservation")
+            if reservation is not None:
+                reservation.release()
 
-    async def _run_one(self, code: str, timeout_s: float) -> RawResultLike | str:
+    async def _run_one(self, code: str, timeout_s: float, options: dict[str, Any]) -> RawResultLike | str:
         try:
-            raw = await self._service.run_raw(code, timeout_s=timeout_s, priority=_COMPAT_PRIORITY)
+            raw = await self._service.run_raw(code, timeout_s=timeout_s, priority=_COMPAT_PRIORITY, **options)
         except BacklogFull as exc:
-            raise HttpError(
-                429, "No available REPLs: verification backlog is full", retry_after_header(exc.retry_after)
-            ) from None
+            raise _backlog_full(exc) from None
         except LeanError as exc:
             self._metrics.compat_errors.inc()
             return f"Lean server error: {exc}"
@@ -157,7 +177,7 @@ class KiminaRoutes:
             raise HttpError(422, f"{field} must be a number >= 0")
         return float(value) if value > 0 else self._default_timeout
 
-    def _parse_check(self, data: dict[str, Any]) -> tuple[list[tuple[str, str]], float, bool]:
+    def _parse_check(self, data: dict[str, Any]) -> tuple[list[tuple[str, str]], float, bool, str | None]:
         reject_unknown_fields(data, _CHECK_FIELDS, "request")
         snippets = data.get("snippets")
         if not isinstance(snippets, list) or not snippets:
@@ -189,9 +209,9 @@ class KiminaRoutes:
                 raise HttpError(422, "`snippets` must have unique ids")
             seen.add(snippet_id)
             items.append((snippet_id, check_code(snippet["code"], max_bytes, where)))
-        return items, timeout_s, debug
+        return items, timeout_s, debug, infotree
 
-    def _parse_verify(self, data: dict[str, Any]) -> tuple[list[tuple[str, str]], float]:
+    def _parse_verify(self, data: dict[str, Any]) -> tuple[list[tuple[str, str]], float, str | None]:
         reject_unknown_fields(data, _VERIFY_FIELDS, "request")
         codes = data.get("codes")
         if not isinstance(codes, list):
@@ -219,7 +239,13 @@ class KiminaRoutes:
             if content is None:
                 raise HttpError(422, f"{where} has no `proof` or `code`")
             items.append((str(custom_id), check_code(content, self._max_code_bytes, where)))
-        return items, timeout_s
+        return items, timeout_s, infotree
+
+
+def _backlog_full(exc: BacklogFull) -> HttpError:
+    return HttpError(
+        429, "No available REPLs: verification backlog is full", retry_after_header(exc.retry_after)
+    )
 
 
 def _check_item(snippet_id: str, raw: RawResultLike | str, debug: bool) -> dict[str, Any]:
@@ -244,13 +270,8 @@ def _verify_item(custom_id: str, raw: RawResultLike | str) -> dict[str, Any]:
 
 
 def _error_text(raw: RawResultLike) -> str:
-    """The error of a failed snippet; a timeout reads like Kimina's, which clients match on "timed out"."""
-    error = raw.error or "Lean REPL returned no response"
-    if "timed out" not in error:
-        match = _TIMEOUT_RE.match(error)
-        if match:
-            return f"Lean REPL command timed out in {match.group(1)} seconds"
-    return error
+    """The error of a failed snippet (a timeout already reads like Kimina's: "... timed out in N seconds")."""
+    return raw.error or "Lean REPL returned no response"
 
 
 def _diagnostics(raw: RawResultLike) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from lean_server.backend import CompileOutcome, CompileUnit
 from lean_server.limits import MemoryLimiter, auto_max_processes, looks_like_oom
-from lean_server.protocol import ReplStatus, normalise_severity
+from lean_server.protocol import ReplStatus, normalise_severity, timeout_detail
 from sorryless.config import Settings
 from sorryless.lean_env import find_lean_bin, read_lock
 
@@ -143,7 +143,7 @@ class OneShotBackend:
                     return CompileOutcome(
                         ReplStatus.TIMEOUT,
                         self.name,
-                        detail=f"no answer within {unit.timeout_s:g} s",
+                        detail=timeout_detail(unit.timeout_s),
                         timings={"compile": time.monotonic() - t0},
                     )
                 except asyncio.CancelledError:

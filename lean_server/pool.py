@@ -31,8 +31,9 @@ from sorryless.logging import get_logger
 
 log = get_logger(__name__)
 
-_RSS_CHECK_INTERVAL_S = 1.0
 _WATCHDOG_INTERVAL_S = 1.0
+UNAVAILABLE_AFTER_FAILURES = 2
+"""Consecutive failed process starts (with no success since) after which the REPL counts as down."""
 _MAX_IMPORT_SAMPLES = 1000
 
 
@@ -134,11 +135,14 @@ class ReplPool:
         self._import_total = 0.0
         self._checks = 0
         self._check_total = 0.0
-        self._rss_checked: dict[int, float] = {}
+        self._start_failures = 0
+        """Process starts that failed (spawn, crash, timeout) since the last one that worked."""
+        self._last_failure: str | None = None
 
     # ---- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
-        if self._watchdog is None and (self.limiter.limit_bytes or self.settings.lean_recycle_rss_mb):
+        s = self.settings
+        if self._watchdog is None and (self.limiter.limit_bytes or s.lean_recycle_rss_mb or s.lean_max_age_s):
             self._watchdog = asyncio.get_running_loop().create_task(self._watch_memory())
 
     def prewarm(self, header: str) -> None:
@@ -222,10 +226,24 @@ class ReplPool:
             rss_bytes=proc.last_rss,
         )
 
+    @property
+    def available(self) -> bool:
+        """False after repeated failed process starts with no success since."""
+        return self._start_failures < UNAVAILABLE_AFTER_FAILURES
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        if self.available:
+            return None
+        return f"the REPL could not be started ({self._start_failures} failures in a row): {self._last_failure}"
+
     def health(self) -> dict[str, Any]:
         stats = self.stats()
         return {
             "backend": self.name,
+            "available": self.available,
+            "reason": self.unavailable_reason,
+            "consecutive_start_failures": self._start_failures,
             "argv": self.argv,
             "max_processes": self.max_processes,
             "memory_cap": self.limiter.mode,
@@ -326,43 +344,62 @@ class ReplPool:
         if not reusable or not proc.alive:
             self._retire(group, proc, reason or proc.kill_reason or "crash")
             return
-        reason = self._recycle_reason(proc)
-        if reason is not None:
-            self._retire(group, proc, reason)
+        recycle = proc.retiring or self._recycle_reason(proc)
+        if recycle is not None and self._recycle(group, proc, recycle):
             return
         self._deliver(group, proc)
 
     def _stale_reason(self, proc: ReplProcess) -> str | None:
-        """Why an idle process must not be handed out (it aged out or died while parked)."""
+        """Why an idle process must not be handed out (it died while parked). An aged one still
+        serves until its replacement is ready (see ``_recycle``)."""
         if not proc.alive:
             return proc.kill_reason or "crash"
-        max_age = self.settings.lean_max_age_s
-        if max_age > 0 and time.monotonic() - proc.started_at >= max_age:
-            return "max_age"
         return None
 
     def _recycle_reason(self, proc: ReplProcess) -> str | None:
+        """Why ``proc`` is due for recycling; RSS is the watchdog's last sample (no measuring here)."""
         s = self.settings
-        now = time.monotonic()
         if s.lean_max_uses > 0 and proc.uses >= s.lean_max_uses:
             return "max_uses"
-        if s.lean_max_age_s > 0 and now - proc.started_at >= s.lean_max_age_s:
+        if s.lean_max_age_s > 0 and time.monotonic() - proc.started_at >= s.lean_max_age_s:
             return "max_age"
-        if s.lean_recycle_rss_mb > 0 and proc.pid is not None:
-            last = self._rss_checked.get(proc.pid, 0.0)
-            if now - last >= _RSS_CHECK_INTERVAL_S or s.lean_recycle_rss_mb < 64:
-                self._rss_checked[proc.pid] = now
-                if proc.rss_bytes() > s.lean_recycle_rss_mb * 1024 * 1024:
-                    return "rss"
+        if s.lean_recycle_rss_mb > 0 and proc.last_rss > s.lean_recycle_rss_mb * 1024 * 1024:
+            return "rss"
         return None
+
+    def _recycle(self, group: _Group, proc: ReplProcess, reason: str) -> bool:
+        """Recycle a ready (not busy) process without putting an import on anyone's critical path.
+
+        Retired now (True) when another ready process of its header can take its place, or when
+        its replacement is ready (or failed). Otherwise a replacement starts, one over the process
+        cap at most, and ``proc`` keeps serving (False) until that replacement is ready.
+        """
+        proc.retiring = reason
+        replacement = proc.replacement
+        if replacement is not None:
+            if replacement.header_env is None and replacement in group.procs:
+                return False  # still importing
+            self._retire(group, proc, reason)
+            return True
+        if any(p is not proc and p.retiring is None for p in group.idle):
+            self._retire(group, proc, reason)
+            return True
+        if self._closed or self._total > self.max_processes:
+            return False  # a swap is already using the one extra slot: serve on, try again later
+        proc.replacement = self._spawn(group)
+        return False
+
+    def _retire_replaced(self, group: _Group, ready: ReplProcess) -> None:
+        """``ready`` just became usable: retire the idle processes it replaces (busy ones go on release)."""
+        for old in [p for p in group.idle if p.replacement is ready]:
+            group.idle.remove(old)
+            self._retire(group, old, old.retiring or "recycled")
 
     def _retire(self, group: _Group, proc: ReplProcess, reason: str) -> None:
         if proc in group.procs:
             group.procs.discard(proc)
             self._total -= 1
             self._kills[reason] += 1
-        if proc.pid is not None:
-            self._rss_checked.pop(proc.pid, None)
         proc.kill(reason)
         self._track(proc.aclose(reason))
         if not self._closed:
@@ -428,7 +465,7 @@ class ReplPool:
         self._track(proc.aclose("evicted"))
         return True
 
-    def _spawn(self, group: _Group) -> None:
+    def _spawn(self, group: _Group) -> ReplProcess:
         self._total += 1
         group.starting += 1
         proc = ReplProcess(self.argv, self.cwd, self.limiter, group.header)
@@ -436,6 +473,7 @@ class ReplPool:
         task = self._track(self._start_process(group, proc))
         self._start_tasks.add(task)
         task.add_done_callback(self._start_tasks.discard)
+        return proc
 
     def _track(self, coro: Any) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
@@ -460,6 +498,9 @@ class ReplPool:
             await proc.aclose("shutdown")
             return
         if reply.ok:
+            self._start_failures = 0
+            self._last_failure = None
+            proc.rss_bytes()  # a first sample for RSS recycling (off the critical path)
             self._imports += 1
             self._import_total += proc.import_seconds
             self._import_seconds.append(proc.import_seconds)
@@ -467,8 +508,12 @@ class ReplPool:
                 "repl ready", pid=proc.pid, header=group.header[:80], import_s=round(proc.import_seconds, 3)
             )
             self._deliver(group, proc)
+            self._retire_replaced(group, proc)
             return
         header_error = reply.status is ReplStatus.REPL_ERROR
+        if not header_error:  # a bad import line is the snippet's fault, not the backend's
+            self._start_failures += 1
+            self._last_failure = reply.detail[:500]
         log.warning(
             "repl start failed",
             header=group.header[:80],
@@ -480,6 +525,15 @@ class ReplPool:
             self._total -= 1
             self._kills["import_failed"] += 1
         await proc.aclose("import_failed")
+        replaced = [p for p in group.procs if p.replacement is proc]
+        if replaced:
+            # A failed recycling swap: the old processes still work; they retire on their next
+            # release and ordinary starts serve the waiters from then on.
+            for old in replaced:
+                if old in group.idle:
+                    group.idle.remove(old)
+                    self._retire(group, old, old.retiring or "recycled")
+            return
         # Every waiter of this header would fail the same way: fail them now.
         error = HeaderUnavailable(reply, header_error)
         while (waiter := group.pop_waiter()) is not None:
@@ -487,7 +541,8 @@ class ReplPool:
         self._fill_others(group)
 
     async def _watch_memory(self) -> None:
-        """Kill processes whose RSS passes the memory cap (reported as OOM by the request)."""
+        """Sample each process's RSS once a second: kill those past the memory cap (the request
+        reports OOM) and start the recycling swap of idle ones that are due (age, RSS)."""
         cap = self.limiter.limit_bytes
         while True:
             await asyncio.sleep(_WATCHDOG_INTERVAL_S)
@@ -497,6 +552,12 @@ class ReplPool:
                     if cap and rss > cap and proc.alive:
                         log.warning("repl over memory cap", pid=proc.pid, rss_mb=rss // 2**20)
                         proc.kill("oom")
+                for proc in list(group.idle):
+                    reason = proc.retiring or self._recycle_reason(proc)
+                    if reason is not None and proc in group.idle:
+                        group.idle.remove(proc)
+                        if not self._recycle(group, proc, reason):
+                            group.idle.append(proc)
 
 
 def _header_failure_response(reply: ReplReply) -> dict[str, Any]:

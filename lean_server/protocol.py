@@ -119,3 +119,8 @@ def sorry_from_raw(raw: dict[str, Any]) -> Sorry:
         goal=goal if isinstance(goal, str) else None,
         proof_state=state if isinstance(state, int) else None,
     )
+
+
+def timeout_detail(timeout_s: float | None) -> str:
+    """The text of a check that passed its deadline (Kimina's wording; clients match "timed out")."""
+    return f"Lean REPL command timed out in {timeout_s or 0:g} seconds"

@@ -19,7 +19,14 @@ from typing import IO, Any
 import psutil
 
 from lean_server.limits import LimitHandle, MemoryLimiter, looks_like_oom
-from lean_server.protocol import GarbageOutput, ReplReply, ReplStatus, encode_request, read_response
+from lean_server.protocol import (
+    GarbageOutput,
+    ReplReply,
+    ReplStatus,
+    encode_request,
+    read_response,
+    timeout_detail,
+)
 from sorryless.logging import get_logger
 
 log = get_logger(__name__)
@@ -27,6 +34,59 @@ log = get_logger(__name__)
 READ_LIMIT = 256 * 1024 * 1024
 """Largest single response line accepted (infotrees can be big)."""
 _STDERR_TAIL = 4000
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _statm_rss(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE_SIZE
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _children(pid: int) -> list[int] | None:
+    """Child pids of every thread of ``pid`` (None when the kernel does not expose them)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    children: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                children.extend(int(c) for c in fh.read().split())
+        except FileNotFoundError:
+            if tid == str(pid):
+                return None  # no CONFIG_PROC_CHILDREN: let the caller fall back
+        except (OSError, ValueError):
+            continue
+    return children
+
+
+def tree_rss_from_proc(pid: int) -> int | None:
+    """Resident bytes of ``pid`` and its descendants from ``/proc`` (statm field 2 x page size).
+
+    0 when the process is gone; None when ``/proc`` cannot tell (not Linux, no children files).
+    """
+    root = _statm_rss(pid)
+    if root is None:
+        return 0 if os.path.isdir("/proc/self/task") else None
+    stack = _children(pid)
+    if stack is None:
+        return None
+    total, seen = root, {pid}
+    while stack:
+        child = stack.pop()
+        if child in seen:
+            continue
+        seen.add(child)
+        rss = _statm_rss(child)
+        if rss is None:
+            continue  # exited meanwhile
+        total += rss
+        stack.extend(_children(child) or ())
+    return total
 
 
 class ReplProcess:
@@ -47,6 +107,8 @@ class ReplProcess:
         "limiter",
         "pid",
         "ready_at",
+        "replacement",
+        "retiring",
         "started_at",
         "uses",
     )
@@ -64,6 +126,10 @@ class ReplProcess:
         self.import_seconds = 0.0
         self.kill_reason: str | None = None
         self.last_rss = 0
+        """Resident bytes of the process tree at the last sample (watchdog, or right after the import)."""
+        self.retiring: str | None = None
+        """Why the pool recycles this process (it serves on until its replacement is ready)."""
+        self.replacement: ReplProcess | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr: IO[bytes] | None = None
         self._limit = LimitHandle()
@@ -152,9 +218,20 @@ class ReplProcess:
         asyncio.get_running_loop().create_task(self.aclose(self.kill_reason or "retired"))
 
     def rss_bytes(self) -> int:
-        """Resident memory of the process tree (0 when unknown)."""
+        """Resident memory of the process tree, sampled now (0 when unknown); also kept in ``last_rss``.
+
+        Reads ``/proc/<pid>/task/<tid>/children`` and ``/proc/<pid>/statm`` of the tree only (no
+        scan of all of ``/proc``); psutil is the fallback where those files cannot be read.
+        """
         if self.pid is None:
             return 0
+        rss = tree_rss_from_proc(self.pid)
+        if rss is None:
+            rss = self._tree_rss_psutil()
+        self.last_rss = rss
+        return rss
+
+    def _tree_rss_psutil(self) -> int:
         try:
             if self._ps is None:
                 self._ps = psutil.Process(self.pid)
@@ -164,7 +241,6 @@ class ReplProcess:
                     rss += int(child.memory_info().rss)
         except psutil.Error:
             return 0
-        self.last_rss = rss
         return rss
 
     def stderr_tail(self) -> str:
@@ -193,7 +269,7 @@ class ReplProcess:
         except TimeoutError:
             self.kill("timeout")
             return ReplReply(
-                ReplStatus.TIMEOUT, detail=f"no answer within {timeout_s:g} s", seconds=time.monotonic() - t0
+                ReplStatus.TIMEOUT, detail=timeout_detail(timeout_s), seconds=time.monotonic() - t0
             )
         except GarbageOutput as exc:
             self.kill("garbage")

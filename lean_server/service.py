@@ -60,6 +60,33 @@ class _Job:
     duplicates: list[Snippet] = field(default_factory=list)
 
 
+class Reservation:
+    """Backlog slots admitted together by :meth:`LeanService.reserve`: a batch is admitted whole or
+    not at all. Each ``run_raw(..., reservation=r)`` uses one slot; leaving the ``with`` block (or
+    :meth:`release`) gives back the slots left unused."""
+
+    __slots__ = ("_service", "remaining")
+
+    def __init__(self, service: LeanService, n: int) -> None:
+        self._service = service
+        self.remaining = n
+
+    def take(self) -> None:
+        if self.remaining <= 0:
+            raise ValueError("every slot of this reservation is used")
+        self.remaining -= 1
+
+    def release(self) -> None:
+        self._service._active -= self.remaining
+        self.remaining = 0
+
+    def __enter__(self) -> Reservation:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.release()
+
+
 class LeanService:
     """Checks snippets with a header-keyed REPL pool (or one-shot ``lean``) and the verdict tiers."""
 
@@ -174,6 +201,13 @@ class LeanService:
             split = split_header(snippet.code) if policy is not None else None
             jobs[key] = _Job(snippet, policy, error, split, key, recheck)
         return list(jobs.values())
+
+    def reserve(self, n: int) -> Reservation:
+        """Admit ``n`` checks at once (raises BacklogFull before any work starts when they do not
+        all fit); pass the reservation to ``run_raw`` for each of them."""
+        self._admit(n)
+        self._active += n
+        return Reservation(self, n)
 
     def _admit(self, n: int) -> None:
         capacity = self.pool.max_processes if self.pool is not None else 1
@@ -317,17 +351,22 @@ class LeanService:
         timeout_s: float | None = None,
         priority: Priority = Priority.BATCH,
         infotree: str | None = None,
+        reservation: Reservation | None = None,
     ) -> RawResult:
         """Compile only (no axioms, no trust): the REPL response with positions mapped back.
 
         ``infotree`` ("full", "tactics", "original", "substantive") asks the REPL for its infotree;
-        its ranges are mapped back too.
+        its ranges are mapped back too. ``reservation`` (from :meth:`reserve`): this check uses
+        one of its slots instead of being admitted on its own.
         """
         if not self._started:
             await self.start()
         t0 = time.monotonic()
-        self._admit(1)
-        self._active += 1
+        if reservation is not None:
+            reservation.take()
+        else:
+            self._admit(1)
+            self._active += 1
         try:
             unit = CompileUnit(
                 code,
@@ -352,17 +391,26 @@ class LeanService:
 
     # ---- introspection --------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
+        """``status`` "ok" only while the primary backend can run a check; else "unavailable" and
+        ``reason`` (no backend, or the REPL failed to start repeatedly with no success since)."""
         backends: dict[str, Any] = {"oneshot": self.oneshot.health()}
+        reason: str | None = None
         if self.pool is not None:
             backends["repl"] = self.pool.health()
-        return {
-            "status": "ok" if (self.pool is not None or self.oneshot.available) else "unavailable",
+            reason = self.pool.unavailable_reason
+        elif not self.oneshot.available:
+            reason = "no Lean backend is configured (no REPL command, no `lean` executable)"
+        report: dict[str, Any] = {
+            "status": "ok" if reason is None else "unavailable",
             "primary": self.primary.name,
             "backends": backends,
             "environment": self.stamp.model_dump(mode="json"),
             "active_checks": self._active,
             "trust_hooks": self.trust_hooks,
         }
+        if reason is not None:
+            report["reason"] = reason
+        return report
 
     def stats(self) -> PoolStats:
         stats = self.pool.stats() if self.pool is not None else PoolStats(backend=self.primary.name)

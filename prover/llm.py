@@ -2,7 +2,8 @@
 
 One :class:`OpenAICompatibleLLM` per backend holds one ``httpx.AsyncClient`` with explicit
 timeouts and limits, a concurrency semaphore, and retries (connection errors, 429, 5xx; never
-other 4xx). Every call carries a request id (``rid`` in the body, ``X-Request-Id`` header); when a
+other 4xx). Every call carries a request id (``rid`` in the body and, when it is a UUID as the ids this
+client generates are, the ``X-Request-Id`` header); retries and refills get fresh ids; when a
 call is cancelled or times out, the client asks SGLang to drop it (``POST /abort_request``).
 Servers that ignore ``n > 1`` are handled by re-requesting the missing samples.
 """
@@ -173,8 +174,11 @@ class OpenAICompatibleLLM:
                 raise LLMProtocolError(
                     f"server returned {len(out)} of {wanted} choices after {part} requests"
                 )
-            rid = base_rid if part == 0 else f"{base_rid}-{part}"
-            sub = request.model_copy(update={"n": wanted - len(out), "rid": rid})
+            rid = base_rid if part == 0 else uuid.uuid4().hex
+            update: dict[str, Any] = {"n": wanted - len(out), "rid": rid}
+            if part and request.seed is not None:  # a refill with the same seed would repeat samples
+                update["seed"] = request.seed + 7919 * part
+            sub = request.model_copy(update=update)
             got = await self._call(sub)
             for c in got[: wanted - len(out)]:
                 out.append(c.model_copy(update={"index": len(out)}))
@@ -206,6 +210,8 @@ class OpenAICompatibleLLM:
                     reraise=True,
                 ):
                     with attempt:
+                        if attempt.retry_state.attempt_number > 1:
+                            rid = uuid.uuid4().hex  # a server may still hold the failed one
                         return await self._once(request, rid)
         except (asyncio.CancelledError, LLMTimeout):
             await asyncio.shield(self.abort(rid, request.n))
@@ -239,7 +245,8 @@ class OpenAICompatibleLLM:
     async def _once(self, request: CompletionRequest, rid: str) -> list[Completion]:
         path, body = self._body(request, rid)
         url = f"{self._base_url}{path}"
-        headers = {"X-Request-Id": rid}
+        # some servers (llama-cpp-python) answer 400 to an X-Request-Id that is not a UUID
+        headers = {"X-Request-Id": rid} if _is_uuid(rid) else {}
         started = time.monotonic()
         try:
             async with asyncio.timeout(self._settings.llm_request_deadline_s):
@@ -247,7 +254,13 @@ class OpenAICompatibleLLM:
                     return await self._streamed(url, body, headers, rid, started)
                 resp = await self._client.post(url, json=body, headers=headers)
                 _raise_for_status(resp)
-                return _parse_response(resp.json(), rid, time.monotonic() - started)
+                try:
+                    payload = resp.json()
+                except ValueError as exc:
+                    raise LLMProtocolError(
+                        f"non-JSON answer from the LLM server: {resp.text[:200]!r}"
+                    ) from exc
+                return _parse_response(payload, rid, time.monotonic() - started)
         except TimeoutError as exc:
             raise LLMTimeout(f"LLM request {rid} passed its deadline") from exc
         except httpx.TimeoutException as exc:
@@ -306,6 +319,14 @@ class OpenAICompatibleLLM:
         return _parse_response(
             {"choices": choices, "usage": usage, "model": model}, rid, time.monotonic() - started
         )
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _raise_for_status(resp: httpx.Response) -> None:

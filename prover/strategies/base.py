@@ -61,7 +61,6 @@ class Context:
     on_event: EventSink | None = None
     policy: str | None = None
     priority: Priority = Priority.INTERACTIVE
-    rid_prefix: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     attempts: list[Attempt] = field(default_factory=list)
     retrieved: list[MemoryRecord] = field(default_factory=list)
     _parts: StubParts | None = None
@@ -97,7 +96,7 @@ class Context:
             "max_tokens": self.settings.llm_max_tokens,
         }
         fields.update(self.profile.sampling())
-        request = prompt.request(n=n, rid=f"{self.rid_prefix}-{uuid.uuid4().hex[:8]}", **fields)
+        request = prompt.request(n=n, rid=uuid.uuid4().hex, **fields)
         started = time.monotonic()
         completions = await llm.complete(request)
         self.meter.record_llm(completions, time.monotonic() - started)
@@ -106,7 +105,9 @@ class Context:
     # ---- Lean --------------------------------------------------------------------------
     def snippet(self, attempt: Attempt, code: str) -> Snippet:
         """The check of a candidate: ``stub`` enables the statement and legality tiers."""
-        return Snippet(id=f"{self.task.id}#{attempt.index}", code=code, stub=self.task.statement, policy=self.policy)
+        return Snippet(
+            id=f"{self.task.id}#{attempt.index}", code=code, stub=self.task.statement, policy=self.policy
+        )
 
     async def check_many(
         self, items: Sequence[tuple[Attempt, str]]

@@ -57,7 +57,7 @@ async def test_cancel_mid_lean_check(app: FastAPI, client: httpx.AsyncClient, wo
 
     async def worker_let_go() -> bool:
         # "aborted" only once the worker's handler task was cancelled and saq finished it
-        return await app.state.sorryless.queue.delivery_status(job_id, "interactive") == "aborted"
+        return bool(await app.state.sorryless.queue.delivery_status(job_id, "interactive") == "aborted")
 
     await wait_until(worker_let_go, timeout_s=5)
     assert time.monotonic() - started < 4, "the 8 s check was abandoned, not waited for"

