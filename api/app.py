@@ -28,7 +28,7 @@ from api.keyspace import Keyspace
 from api.kinds import JobKind, load_kinds
 from api.metrics import ApiMetrics
 from api.queue import JobQueue
-from api.routes import batches, health, jobs, keys, metrics
+from api.routes import batches, deadletters, health, jobs, keys, metrics
 from api.worker import build_store, lost_or_aborted
 from sorryless.config import Settings
 from sorryless.logging import get_logger
@@ -37,9 +37,12 @@ log = get_logger(__name__)
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
-def _error_response(status: int, code: str, message: str, detail: Any = None,
-                    headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(ApiError(status, code, message, detail=detail).body(), status_code=status, headers=headers)
+def _error_response(
+    status: int, code: str, message: str, detail: Any = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        ApiError(status, code, message, detail=detail).body(), status_code=status, headers=headers
+    )
 
 
 class BodyGuard:
@@ -59,7 +62,8 @@ class BodyGuard:
                 declared = int(length)
             except ValueError:
                 await _error_response(400, "invalid_content_length", "Content-Length is not a number")(
-                    scope, receive, send)
+                    scope, receive, send
+                )
                 return
             if declared > self._max_bytes:
                 await self._too_large(scope, receive, send)
@@ -79,7 +83,8 @@ class BodyGuard:
             bytes(body).decode("utf-8")
         except UnicodeDecodeError as exc:
             await _error_response(400, "invalid_utf8", f"the body is not valid UTF-8 (byte {exc.start})")(
-                scope, receive, send)
+                scope, receive, send
+            )
             return
         replayed = False
 
@@ -93,8 +98,12 @@ class BodyGuard:
         await self._app(scope, replay, send)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await _error_response(413, "payload_too_large", f"the body exceeds {self._max_bytes} bytes",
-                              detail={"max_bytes": self._max_bytes})(scope, receive, send)
+        await _error_response(
+            413,
+            "payload_too_large",
+            f"the body exceeds {self._max_bytes} bytes",
+            detail={"max_bytes": self._max_bytes},
+        )(scope, receive, send)
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -137,9 +146,16 @@ def create_app(settings: Settings | None = None, *, kinds: dict[str, JobKind] | 
 
     keyspace = Keyspace(settings.redis_key_prefix)
     state = AppState(
-        settings=settings, keyspace=keyspace, redis=redis, store=store, events=events,
-        queue=JobQueue(settings, on_finish=on_finish), keys=ApiKeys(redis, keyspace, settings), kinds=kinds,
-        metrics=ApiMetrics(), http=httpx.AsyncClient(timeout=httpx.Timeout(5.0, connect=2.0)),
+        settings=settings,
+        keyspace=keyspace,
+        redis=redis,
+        store=store,
+        events=events,
+        queue=JobQueue(settings, on_finish=on_finish),
+        keys=ApiKeys(redis, keyspace, settings),
+        kinds=kinds,
+        metrics=ApiMetrics(),
+        http=httpx.AsyncClient(timeout=httpx.Timeout(5.0, connect=2.0)),
     )
 
     @asynccontextmanager
@@ -161,6 +177,7 @@ def create_app(settings: Settings | None = None, *, kinds: dict[str, JobKind] | 
     app.include_router(jobs.build_router(kinds))
     app.include_router(batches.build_router(kinds))
     app.include_router(keys.router)
+    app.include_router(deadletters.router)
     app.include_router(health.router)
     app.include_router(metrics.router)
     return app

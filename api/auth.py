@@ -81,9 +81,14 @@ class ApiKeys:
 
     def _view(self, raw: dict[str, str]) -> KeyView:
         return KeyView(
-            id=raw["id"], name=raw["name"], created_at=float(raw["created_at"]), revoked=raw.get("revoked") == "1",
-            rate_per_s=float(raw["rate_per_s"]), burst=int(raw["burst"]),
-            max_active_jobs=int(raw["max_active_jobs"]), daily_jobs=int(raw["daily_jobs"]),
+            id=raw["id"],
+            name=raw["name"],
+            created_at=float(raw["created_at"]),
+            revoked=raw.get("revoked") == "1",
+            rate_per_s=float(raw["rate_per_s"]),
+            burst=int(raw["burst"]),
+            max_active_jobs=int(raw["max_active_jobs"]),
+            daily_jobs=int(raw["daily_jobs"]),
         )
 
     async def create(self, name: str, limits: KeyLimits) -> tuple[KeyView, str]:
@@ -136,17 +141,27 @@ class ApiKeys:
         s = self._settings
         if token is None:
             if s.auth_required:
-                raise ApiError(401, "unauthenticated", "an API key is required (Authorization: Bearer <key>)",
-                               headers={"WWW-Authenticate": "Bearer"})
+                raise ApiError(
+                    401,
+                    "unauthenticated",
+                    "an API key is required (Authorization: Bearer <key>)",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
             return Principal(ANONYMOUS, None, False, 0.0, 1, SubmitLimits())
         if s.admin_key and hmac.compare_digest(token.encode("utf-8"), s.admin_key.encode("utf-8")):
             return Principal(ADMIN, None, True, 0.0, 1, SubmitLimits())
         key_id = await self._redis.get(self._keys.api_key_by_hash(hash_token(token)))
         view = await self.get(key_id) if key_id else None
         if view is None or view.revoked:
-            raise ApiError(401, "invalid_key", "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
+            raise ApiError(
+                401, "invalid_key", "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"}
+            )
         return Principal(
-            owner=f"key-{view.id}", key_id=view.id, is_admin=False, rate_per_s=view.rate_per_s, burst=view.burst,
+            owner=f"key-{view.id}",
+            key_id=view.id,
+            is_admin=False,
+            rate_per_s=view.rate_per_s,
+            burst=view.burst,
             limits=SubmitLimits(max_active_jobs=view.max_active_jobs, daily_jobs=view.daily_jobs),
         )
 
@@ -159,18 +174,9 @@ class ApiKeys:
             args=[principal.rate_per_s, principal.burst, repr(time.time()), 1],
         )
         if not int(allowed):
-            raise too_many("rate_limited", "request rate limit exceeded", int(wait_ms) / 1000,
-                           detail={"rate_per_s": principal.rate_per_s, "burst": principal.burst})
-
-
-def presented_token(authorization: str | None, api_key_header: str | None) -> str | None:
-    """The key from ``Authorization: Bearer <key>`` or ``X-API-Key``."""
-    if api_key_header:
-        return api_key_header.strip()
-    if authorization:
-        scheme, _, value = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not value.strip():
-            raise ApiError(401, "invalid_authorization", "use `Authorization: Bearer <key>`",
-                           headers={"WWW-Authenticate": "Bearer"})
-        return value.strip()
-    return None
+            raise too_many(
+                "rate_limited",
+                "request rate limit exceeded",
+                int(wait_ms) / 1000,
+                detail={"rate_per_s": principal.rate_per_s, "burst": principal.burst},
+            )

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 def register(app: typer.Typer) -> None:
     app.command("serve", help="Run the HTTP gateway (FastAPI + uvicorn).")(serve)
-    app.command("worker", help="Run a job worker (horizontally scalable: run many, anywhere Redis is).")(worker)
+    app.command("worker", help="Run a job worker (horizontally scalable: run many, anywhere Redis is).")(
+        worker
+    )
     keys_app = typer.Typer(help="Manage API keys (admin; talks to Redis directly).", no_args_is_help=True)
     keys_app.command("create")(keys_create)
     keys_app.command("revoke")(keys_revoke)
@@ -34,13 +36,22 @@ def serve(
 
     settings = Settings()
     configure_logging(settings)
-    uvicorn.run(create_app(settings), host=host or settings.api_host, port=port or settings.api_port,
-                log_config=None, access_log=False)
+    uvicorn.run(
+        create_app(settings),
+        host=host or settings.api_host,
+        port=port or settings.api_port,
+        log_config=None,
+        access_log=False,
+    )
 
 
 def worker(
-    concurrency: Annotated[int | None, typer.Option(help="Interactive jobs at once (default: settings).")] = None,
-    batch_concurrency: Annotated[int | None, typer.Option(help="Batch jobs at once (default: concurrency).")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Interactive jobs at once (default: settings).")
+    ] = None,
+    batch_concurrency: Annotated[
+        int | None, typer.Option(help="Batch jobs at once (default: concurrency).")
+    ] = None,
     queues: Annotated[str, typer.Option(help="Comma-separated queues to serve.")] = "interactive,batch",
 ) -> None:
     import asyncio
@@ -56,14 +67,18 @@ def worker(
         raise typer.BadParameter(f"queues must be among {', '.join(QUEUE_NAMES)}", param_hint="--queues")
     settings = Settings()
     configure_logging(settings)
-    asyncio.run(run_worker(settings, queues=names, concurrency=concurrency, batch_concurrency=batch_concurrency))
+    asyncio.run(
+        run_worker(settings, queues=names, concurrency=concurrency, batch_concurrency=batch_concurrency)
+    )
 
 
 def keys_create(
     name: Annotated[str, typer.Argument(help="Who or what the key is for.")],
     rate: Annotated[float | None, typer.Option(help="Requests per second (0 = unlimited).")] = None,
     burst: Annotated[int | None, typer.Option(help="Burst size.")] = None,
-    max_active_jobs: Annotated[int | None, typer.Option(help="Unfinished jobs at once (0 = unlimited).")] = None,
+    max_active_jobs: Annotated[
+        int | None, typer.Option(help="Unfinished jobs at once (0 = unlimited).")
+    ] = None,
     daily_jobs: Annotated[int | None, typer.Option(help="Jobs per UTC day (0 = unlimited).")] = None,
 ) -> None:
     """Create a key and print it (shown once)."""
@@ -81,7 +96,9 @@ def keys_create(
     asyncio.run(_create())
 
 
-def keys_revoke(key_id: Annotated[str, typer.Argument(help="Key id (from `keys create` or `keys list`).")]) -> None:
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="Key id (from `keys create` or `keys list`).")],
+) -> None:
     """Revoke a key at once."""
     import asyncio
 
@@ -103,8 +120,10 @@ def keys_list() -> None:
         async with _keys() as keys:
             for view in await keys.list():
                 state = "revoked" if view.revoked else "active"
-                typer.echo(f"{view.id}  {state:7}  {view.name}  rate={view.rate_per_s:g}/s burst={view.burst} "
-                           f"active<={view.max_active_jobs} daily<={view.daily_jobs}")
+                typer.echo(
+                    f"{view.id}  {state:7}  {view.name}  rate={view.rate_per_s:g}/s burst={view.burst} "
+                    f"active<={view.max_active_jobs} daily<={view.daily_jobs}"
+                )
 
     asyncio.run(_list())
 

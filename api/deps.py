@@ -21,7 +21,9 @@ from api.store import JobRecord, JobStore
 from sorryless.config import Settings
 
 _bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer <key>`.")
-_api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="API key (alternative header).")
+_api_key_header = APIKeyHeader(
+    name="X-API-Key", auto_error=False, description="API key (alternative header)."
+)
 
 
 @dataclass
@@ -57,8 +59,12 @@ async def get_caller(
     """Authenticate (401), then spend one token of the caller's rate limit (429)."""
     token = api_key.strip() if api_key else (bearer.credentials.strip() if bearer else None)
     if token is None and request.headers.get("authorization"):
-        raise ApiError(401, "invalid_authorization", "use `Authorization: Bearer <key>`",
-                       headers={"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401,
+            "invalid_authorization",
+            "use `Authorization: Bearer <key>`",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     principal = await state.keys.authenticate(token or None)
     await state.keys.take_token(principal)
     return principal
@@ -73,7 +79,9 @@ async def get_admin(caller: Caller, state: State) -> Principal:
     if caller.key_id is None:
         if not state.settings.admin_key:
             raise ApiError(403, "admin_disabled", "no admin key is configured (set SORRYLESS_ADMIN_KEY)")
-        raise ApiError(401, "unauthenticated", "the admin key is required", headers={"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401, "unauthenticated", "the admin key is required", headers={"WWW-Authenticate": "Bearer"}
+        )
     raise ApiError(403, "forbidden", "this operation needs the admin key")
 
 

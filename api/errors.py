@@ -1,9 +1,9 @@
 """The API's exceptions. Every HTTP error leaves as ``{"error": {"code", "message", "detail"?}}``.
 
-    SorrylessError
-    └── ApiError                  an HTTP answer other than 2xx (status, code, headers)
-    └── QueueError                the job queue could not accept or reach a job
-    └── InfraError                a job kind hit an infrastructure failure (retried with backoff)
+SorrylessError
+└── ApiError                  an HTTP answer other than 2xx (status, code, headers)
+└── QueueError                the job queue could not accept or reach a job
+└── InfraError                a job kind hit an infrastructure failure (retried with backoff)
 """
 
 from __future__ import annotations

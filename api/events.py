@@ -55,18 +55,27 @@ class JobEvents:
             entry_id, _ = await pipe.execute()
         return str(entry_id)
 
-    async def read(self, job_id: str, *, after: str, block_ms: int | None = None, count: int = 100) -> list[JobEvent]:
+    async def read(
+        self, job_id: str, *, after: str, block_ms: int | None = None, count: int = 100
+    ) -> list[JobEvent]:
         """Events with ids greater than ``after`` (blocking up to ``block_ms`` when none yet)."""
         stream = self._keys.events(job_id)
         answer = await self._redis.xread({stream: after}, count=count, block=block_ms)
         events: list[JobEvent] = []
         for _, entries in answer or []:
             for entry_id, fields in entries:
-                events.append(JobEvent(id=str(entry_id), type=fields.get("type", ""),
-                                       data=json.loads(fields.get("data") or "{}")))
+                events.append(
+                    JobEvent(
+                        id=str(entry_id),
+                        type=fields.get("type", ""),
+                        data=json.loads(fields.get("data") or "{}"),
+                    )
+                )
         return events
 
     async def history(self, job_id: str, count: int = 10_000) -> list[JobEvent]:
         entries = await self._redis.xrange(self._keys.events(job_id), count=count)
-        return [JobEvent(id=str(i), type=f.get("type", ""), data=json.loads(f.get("data") or "{}"))
-                for i, f in entries]
+        return [
+            JobEvent(id=str(i), type=f.get("type", ""), data=json.loads(f.get("data") or "{}"))
+            for i, f in entries
+        ]

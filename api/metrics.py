@@ -9,7 +9,6 @@ In-process: submit latency and submitted-job counter of this gateway process.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 from typing import cast
@@ -42,12 +41,18 @@ class _SnapshotCollector(Collector):
         snap = self.snapshot
         depth = GaugeMetricFamily("sorryless_queue_depth", "Jobs waiting in the queue.", labels=["queue"])
         active = GaugeMetricFamily("sorryless_queue_active", "Jobs being run.", labels=["queue"])
-        scheduled = GaugeMetricFamily("sorryless_queue_scheduled", "Jobs waiting for a retry.", labels=["queue"])
-        oldest = GaugeMetricFamily("sorryless_queue_oldest_age_seconds", "Age of the oldest waiting job.",
-                                   labels=["queue"])
+        scheduled = GaugeMetricFamily(
+            "sorryless_queue_scheduled", "Jobs waiting for a retry.", labels=["queue"]
+        )
+        oldest = GaugeMetricFamily(
+            "sorryless_queue_oldest_age_seconds", "Age of the oldest waiting job.", labels=["queue"]
+        )
         workers = GaugeMetricFamily("sorryless_workers", "Workers with a live heartbeat.", labels=["queue"])
-        uptime = GaugeMetricFamily("sorryless_worker_uptime_seconds", "Uptime reported by each worker heartbeat.",
-                                   labels=["queue", "worker"])
+        uptime = GaugeMetricFamily(
+            "sorryless_worker_uptime_seconds",
+            "Uptime reported by each worker heartbeat.",
+            labels=["queue", "worker"],
+        )
         for name, d in snap.depths.items():
             depth.add_metric([name], d.queued)
             active.add_metric([name], d.active)
@@ -60,13 +65,17 @@ class _SnapshotCollector(Collector):
                 up = stats.get("uptime", 0) if isinstance(stats, dict) else 0
                 uptime.add_metric([name, wid], float(up) / 1000)
         yield from (depth, active, scheduled, oldest, workers, uptime)
-        jobs = CounterMetricFamily("sorryless_jobs", "Jobs by outcome (submitted, succeeded, failed, cancelled, "
-                                   "dead_lettered).", labels=["status"])
+        jobs = CounterMetricFamily(
+            "sorryless_jobs",
+            "Jobs by outcome (submitted, succeeded, failed, cancelled, dead_lettered).",
+            labels=["status"],
+        )
         for status, count in sorted(snap.stats.items()):
             jobs.add_metric([status], float(count))
         yield jobs
-        latency = HistogramMetricFamily("sorryless_job_latency_seconds",
-                                        "Submit-to-result seconds of succeeded jobs.", labels=["kind"])
+        latency = HistogramMetricFamily(
+            "sorryless_job_latency_seconds", "Submit-to-result seconds of succeeded jobs.", labels=["kind"]
+        )
         for kind, raw in sorted(snap.latency.items()):
             cumulative = 0.0
             buckets: list[tuple[str, float]] = []
@@ -84,10 +93,15 @@ class ApiMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.submit_seconds = Histogram("sorryless_submit_seconds", "Time to accept a submission.",
-                                        buckets=SUBMIT_BUCKETS_S, registry=self.registry)
-        self.requests_rejected = Counter("sorryless_submit_rejected", "Submissions refused, by reason.",
-                                         ["reason"], registry=self.registry)
+        self.submit_seconds = Histogram(
+            "sorryless_submit_seconds",
+            "Time to accept a submission.",
+            buckets=SUBMIT_BUCKETS_S,
+            registry=self.registry,
+        )
+        self.requests_rejected = Counter(
+            "sorryless_submit_rejected", "Submissions refused, by reason.", ["reason"], registry=self.registry
+        )
         self._collector = _SnapshotCollector()
         self.registry.register(self._collector)
 
@@ -105,7 +119,3 @@ class ApiMetrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
-
-
-def elapsed_since(start: float) -> float:
-    return time.perf_counter() - start

@@ -46,6 +46,7 @@ log = get_logger(__name__)
 
 JOB_FUNCTION = "sorryless_job"
 CANCELLED_ERROR = "cancelled by client"
+SAQ_JOB_TTL_S = 3600
 QueueName = Literal["interactive", "batch"]
 
 # KEYS: 1 idem, 2 saq queued, 3 saq incomplete, 4 jobs index, 5 owner index, 6 active set,
@@ -103,6 +104,9 @@ if tonumber(ARGV[6]) > 0 then
   redis.call('EXPIRE', KEYS[7], ARGV[12])
 end
 redis.call('HINCRBY', KEYS[10], 'submitted', n)
+local horizon = tonumber(ARGV[8]) - ttl * 1000
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. horizon)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', '(' .. horizon)
 if ARGV[1] == '1' then redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[3], 'EX', ttl) end
 return {'created', ARGV[3]}
 """
@@ -181,7 +185,9 @@ class QueueDepth:
 class _Queue(RedisQueue):
     """saq's RedisQueue plus a hook on terminal transitions and a shorter sweep wait."""
 
-    def __init__(self, redis: Any, name: str, on_finish: FinishHook | None, sweep_abort_wait_s: float) -> None:
+    def __init__(
+        self, redis: Any, name: str, on_finish: FinishHook | None, sweep_abort_wait_s: float
+    ) -> None:
         super().__init__(redis, name=name)
         self._on_finish = on_finish
         self._sweep_abort_wait_s = sweep_abort_wait_s
@@ -191,8 +197,9 @@ class _Queue(RedisQueue):
         """saq's sweep, except that a job found in the active list but not yet marked active is
         looked at again after a grace period: a live worker marks it within milliseconds of its
         BLMOVE (saq #277 would otherwise requeue, and so run twice, jobs caught in that window)."""
-        snapshot = await self._sweep_script(keys=[self.namespace("sweep"), self.namespace("active")], args=[lock],
-                                            client=self.redis)
+        snapshot = await self._sweep_script(
+            keys=[self.namespace("sweep"), self.namespace("active")], args=[lock], client=self.redis
+        )
         swept: list[str] = []
         for raw_id, job_bytes in snapshot:
             job_id = _text(raw_id)
@@ -202,7 +209,10 @@ class _Queue(RedisQueue):
                 job = await self.job(job.key)
                 if job is None or job.status == Status.ACTIVE:
                     continue
-                if await cast(Awaitable[int | None], self.redis.lpos(self.namespace("active"), job_id)) is None:
+                if (
+                    await cast(Awaitable[int | None], self.redis.lpos(self.namespace("active"), job_id))
+                    is None
+                ):
                     continue
             elif job is not None and not job.stuck:
                 continue
@@ -223,8 +233,9 @@ class _Queue(RedisQueue):
                 await self.finish(job, Status.ABORTED, error=self.swept_error_message)
         return swept
 
-    async def finish(self, job: Job, status: Status, *, result: Any = None, error: str | None = None,
-                     **kwargs: Any) -> None:
+    async def finish(
+        self, job: Job, status: Status, *, result: Any = None, error: str | None = None, **kwargs: Any
+    ) -> None:
         await super().finish(job, status, result=result, error=error, **kwargs)
         if self._on_finish is None or status == Status.COMPLETE:
             return
@@ -249,11 +260,15 @@ class JobQueue:
         self._redis: aioredis.Redis = aioredis.Redis.from_url(settings.redis_url)
         sweep_wait = min(5.0, max(0.5, settings.worker_sweep_s / 2))
         self._queues: dict[str, _Queue] = {
-            name: _Queue(self._redis, self._keys.queue_name(name), on_finish, sweep_wait) for name in QUEUE_NAMES
+            name: _Queue(self._redis, self._keys.queue_name(name), on_finish, sweep_wait)
+            for name in QUEUE_NAMES
         }
         self._submit = self._redis.register_script(_SUBMIT)
 
     async def aclose(self) -> None:
+        for queue in self._queues.values():  # closes saq's pub/sub listeners, then the shared client
+            with contextlib.suppress(RedisError, RuntimeError):
+                await queue.disconnect()
         await self._redis.aclose()
 
     def _saq_job(self, queue: _Queue, job_id: str, now_ms: int) -> Job:
@@ -263,10 +278,13 @@ class JobQueue:
             kwargs={"job_id": job_id},
             queue=queue,
             key=job_id,
-            timeout=int(s.job_timeout_s) + 60,  # the worker enforces job_timeout_s itself; this is the backstop
+            timeout=int(s.job_timeout_s)
+            + 60,  # the worker enforces job_timeout_s itself; this is the backstop
             heartbeat=s.job_heartbeat_s,
             retries=max(1, s.job_max_retries),
-            ttl=s.job_result_ttl_s,
+            ttl=min(
+                s.job_result_ttl_s, SAQ_JOB_TTL_S
+            ),  # our record is the archive; saq's copy is bookkeeping
             retry_delay=s.job_retry_delay_s,
             retry_backoff=s.job_retry_backoff_max_s,
         )
@@ -310,9 +328,18 @@ class JobQueue:
             k.stats,
         ]
         args: list[Any] = [
-            "1" if idempotency_key else "0", request_hash, answer_id, self._settings.queue_max_depth,
-            limits.max_active_jobs, limits.daily_jobs, self._settings.job_result_ttl_s, now_ms,
-            self._settings.job_events_maxlen, len(jobs), json.dumps(batch) if batch else "", 2 * 86400,
+            "1" if idempotency_key else "0",
+            request_hash,
+            answer_id,
+            self._settings.queue_max_depth,
+            limits.max_active_jobs,
+            limits.daily_jobs,
+            self._settings.job_result_ttl_s,
+            now_ms,
+            self._settings.job_events_maxlen,
+            len(jobs),
+            json.dumps(batch) if batch else "",
+            2 * 86400,
         ]
         for sub in jobs:
             saq_job = self._saq_job(queue, sub.job_id, now_ms)
@@ -331,7 +358,14 @@ class JobQueue:
         job = await queue.job(job_id)
         if job is None or job.status in (Status.COMPLETE, Status.FAILED, Status.ABORTED):
             return
+        was_active = job.status == Status.ACTIVE
         await queue.abort(job, error=CANCELLED_ERROR)
+        if not was_active:
+            # saq finishes an aborted job itself only when it was still in the queued list; one
+            # waiting for a retry (scheduled) would stay "aborting" with no TTL, so finish it here
+            current = await queue.job(job_id)
+            if current is not None and current.status == Status.ABORTING:
+                await queue.finish(current, Status.ABORTED, error=CANCELLED_ERROR)
 
     async def delivery_status(self, job_id: str, queue_name: str) -> str | None:
         """The queue's own view of a job (new, queued, active, aborting, aborted, failed, complete)."""
@@ -352,8 +386,9 @@ class JobQueue:
             if body:
                 queued_ms = json.loads(body).get("queued") or 0
                 oldest = max(0.0, time.time() - queued_ms / 1000) if queued_ms else None
-        return QueueDepth(queued=queued, active=active, scheduled=max(0, incomplete - queued - active),
-                          oldest_age_s=oldest)
+        return QueueDepth(
+            queued=queued, active=active, scheduled=max(0, incomplete - queued - active), oldest_age_s=oldest
+        )
 
     async def workers(self, queue_name: str) -> dict[str, dict[str, Any]]:
         """Live workers (their heartbeat key has not expired) and their stats."""
@@ -386,8 +421,15 @@ class JobQueue:
                     queue,
                     functions=[(JOB_FUNCTION, _job_function(executor, priority))],
                     concurrency=interactive_n if name == "interactive" else batch_n,
-                    timers=cast(Any, {"sweep": max(1, round(s.worker_sweep_s)), "abort": s.worker_abort_poll_s,
-                                      "worker_info": 5, "schedule": 1}),
+                    timers=cast(
+                        Any,
+                        {
+                            "sweep": max(1, round(s.worker_sweep_s)),
+                            "abort": s.worker_abort_poll_s,
+                            "worker_info": 5,
+                            "schedule": 1,
+                        },
+                    ),
                     shutdown_grace_period_s=None,
                     cancellation_hard_deadline_s=5.0,
                     metadata=metadata,
@@ -415,8 +457,13 @@ def _job_function(executor: JobExecutor, priority: Priority) -> Callable[..., Aw
         async def heartbeat() -> None:
             await job.update()
 
-        attempt = AttemptInfo(number=job.attempts, max_attempts=job.retries, worker_id=str(worker.id),
-                              priority=priority, heartbeat=heartbeat)
+        attempt = AttemptInfo(
+            number=job.attempts,
+            max_attempts=job.retries,
+            worker_id=str(worker.id),
+            priority=priority,
+            heartbeat=heartbeat,
+        )
         return await executor.execute(job_id, attempt)
 
     return sorryless_job

@@ -55,7 +55,9 @@ class JobView(BaseModel):
     certificate: dict[str, Any] | None = Field(
         default=None, description="The verification certificate (verify; prove of one statement when solved)."
     )
-    cost: dict[str, Any] | None = Field(default=None, description="What was spent (prove: the prover's Cost).")
+    cost: dict[str, Any] | None = Field(
+        default=None, description="What was spent (prove: the prover's Cost)."
+    )
     error: dict[str, Any] | None = Field(default=None, description="Why the job failed or was cancelled.")
     attempts: int = Field(description="Deliveries so far (infrastructure retries included).")
     created_at: float = Field(description="Unix seconds when accepted.")
@@ -64,24 +66,30 @@ class JobView(BaseModel):
 
     @classmethod
     def of(cls, record: JobRecord) -> JobView:
-        return cls.model_validate(record.model_dump(exclude={"owner", "request_hash", "worker", "result_writes"}))
+        return cls.model_validate(
+            record.model_dump(exclude={"owner", "request_hash", "worker", "result_writes"})
+        )
 
 
 class JobSummary(BaseModel):
     """A job in a listing."""
 
-    id: str
-    kind: str
-    status: JobStatus
-    queue: QueueName
-    batch_id: str | None = None
-    created_at: float
-    finished_at: float | None = None
+    id: str = Field(description="Job id.")
+    kind: str = Field(description="Job kind.")
+    status: JobStatus = Field(description="queued, running, succeeded, failed or cancelled.")
+    queue: QueueName = Field(description="Queue it runs on.")
+    batch_id: str | None = Field(default=None, description="Batch it belongs to, if any.")
+    created_at: float = Field(description="Unix seconds when accepted.")
+    finished_at: float | None = Field(default=None, description="Unix seconds when it reached a final state.")
 
 
 class JobList(BaseModel):
+    """One page of jobs."""
+
     items: list[JobSummary] = Field(description="Newest first.")
-    next_cursor: str | None = Field(default=None, description="Pass as `cursor` for the next page; null at the end.")
+    next_cursor: str | None = Field(
+        default=None, description="Pass as `cursor` for the next page; null at the end."
+    )
 
 
 class JobAccepted(BaseModel):
@@ -92,27 +100,27 @@ class JobAccepted(BaseModel):
 
 
 class CancelAnswer(BaseModel):
-    id: str
+    id: str = Field(description="Job id.")
     status: JobStatus = Field(description="`cancelled`.")
 
 
 class BatchAccepted(BaseModel):
     id: str = Field(description="Batch id.")
     job_ids: list[str] = Field(description="Ids of its jobs, in request order.")
-    location: str
+    location: str = Field(description="URL of the batch.")
 
 
 class BatchJobState(BaseModel):
-    id: str
-    kind: str
-    status: JobStatus
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    id: str = Field(description="Job id.")
+    kind: str = Field(description="Job kind.")
+    status: JobStatus = Field(description="queued, running, succeeded, failed or cancelled.")
+    result: dict[str, Any] | None = Field(default=None, description="Kind-specific result (when finished).")
+    error: dict[str, Any] | None = Field(default=None, description="Why it failed or was cancelled.")
 
 
 class BatchView(BaseModel):
-    id: str
-    created_at: float
+    id: str = Field(description="Batch id.")
+    created_at: float = Field(description="Unix seconds when accepted.")
     total: int = Field(description="Jobs in the batch.")
     counts: dict[str, int] = Field(description="Jobs per status.")
     done: bool = Field(description="Every job reached a final state.")
@@ -123,10 +131,16 @@ class BatchView(BaseModel):
 class KeyLimits(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    rate_per_s: float | None = Field(default=None, ge=0, le=100_000, description="Requests per second (0 = none).")
+    rate_per_s: float | None = Field(
+        default=None, ge=0, le=100_000, description="Requests per second (0 = none)."
+    )
     burst: int | None = Field(default=None, ge=1, le=1_000_000, description="Token bucket size.")
-    max_active_jobs: int | None = Field(default=None, ge=0, le=1_000_000, description="Unfinished jobs (0 = none).")
-    daily_jobs: int | None = Field(default=None, ge=0, le=100_000_000, description="Jobs per UTC day (0 = none).")
+    max_active_jobs: int | None = Field(
+        default=None, ge=0, le=1_000_000, description="Unfinished jobs (0 = none)."
+    )
+    daily_jobs: int | None = Field(
+        default=None, ge=0, le=100_000_000, description="Jobs per UTC day (0 = none)."
+    )
 
 
 class KeyCreate(BaseModel):
@@ -137,14 +151,16 @@ class KeyCreate(BaseModel):
 
 
 class KeyView(BaseModel):
-    id: str
-    name: str
-    created_at: float
-    revoked: bool
-    rate_per_s: float
-    burst: int
-    max_active_jobs: int
-    daily_jobs: int
+    id: str = Field(description="Key id (not secret; used to revoke).")
+    name: str = Field(description="Who or what the key is for.")
+    created_at: float = Field(description="Unix seconds when created.")
+    revoked: bool = Field(description="Revoked keys are refused (401).")
+    rate_per_s: float = Field(description="Requests per second refilled into its bucket (0 = unlimited).")
+    burst: int = Field(description="Token bucket size.")
+    max_active_jobs: int = Field(
+        description="Unfinished (queued or running) jobs allowed at once (0 = unlimited)."
+    )
+    daily_jobs: int = Field(description="Jobs accepted per UTC day (0 = unlimited).")
 
 
 class KeyCreated(KeyView):
@@ -152,13 +168,18 @@ class KeyCreated(KeyView):
 
 
 class CheckResult(BaseModel):
-    status: Literal["ok", "degraded", "unavailable", "down", "unconfigured"]
-    detail: str | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
+    status: Literal["ok", "degraded", "unavailable", "down", "unconfigured"] = Field(
+        description="ok; degraded (answers, but not well); unavailable (not reachable or not running); "
+        "down (Redis: nothing works); unconfigured (optional and not set up)."
+    )
+    detail: str | None = Field(default=None, description="What was found, and what to do about it.")
+    data: dict[str, Any] = Field(default_factory=dict, description="Numbers behind the status.")
 
 
 class Health(BaseModel):
-    status: Literal["ok", "degraded", "down"] = Field(description="down: Redis unreachable; degraded: a dependency is.")
+    status: Literal["ok", "degraded", "down"] = Field(
+        description="down: Redis unreachable; degraded: a dependency is."
+    )
     checks: dict[str, CheckResult] = Field(description="redis, queue, workers, lean, llm.")
 
 
@@ -196,5 +217,11 @@ def batch_request_type(job_type: Any) -> type[BaseModel]:
         "BatchRequest",
         __config__=ConfigDict(extra="forbid"),
         jobs=(list[job_type], Field(min_length=1, max_length=MAX_BATCH_JOBS, description="The jobs.")),
-        queue=(QueueName, Field(default="batch", description="Queue of every job of the batch (a job naming another is refused).")),
+        queue=(
+            QueueName,
+            Field(
+                default="batch",
+                description="Queue of every job of the batch (a job naming another is refused).",
+            ),
+        ),
     )

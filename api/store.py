@@ -26,7 +26,23 @@ from api.keyspace import Keyspace
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 LATENCY_BUCKETS_S: tuple[float, ...] = (
-    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    5,
+    10,
+    30,
+    60,
+    120,
+    300,
+    600,
+    1800,
+    3600,
 )
 
 _MARK_RUNNING = """
@@ -174,8 +190,9 @@ def _bucket(seconds: float) -> str:
 class JobStore:
     """Reads and compare-and-set writes of job records."""
 
-    def __init__(self, redis: aioredis.Redis, keys: Keyspace, *, ttl_s: int, events_maxlen: int,
-                 deadletter_maxlen: int) -> None:
+    def __init__(
+        self, redis: aioredis.Redis, keys: Keyspace, *, ttl_s: int, events_maxlen: int, deadletter_maxlen: int
+    ) -> None:
         self._redis = redis
         self._keys = keys
         self._ttl_s = ttl_s
@@ -186,7 +203,9 @@ class JobStore:
         self._finalize = redis.register_script(_FINALIZE)
 
     async def get(self, job_id: str) -> JobRecord | None:
-        raw: dict[str, str] = await cast(Awaitable[dict[str, str]], self._redis.hgetall(self._keys.job(job_id)))
+        raw: dict[str, str] = await cast(
+            Awaitable[dict[str, str]], self._redis.hgetall(self._keys.job(job_id))
+        )
         return JobRecord.from_hash(raw) if raw else None
 
     async def get_many(self, job_ids: list[str]) -> list[JobRecord | None]:
@@ -238,7 +257,12 @@ class JobStore:
         """Write the terminal state once. Returns the terminal event id, or None when already terminal."""
         finished_at = time.time()
         fields: list[str] = []
-        for name, value in (("result", result), ("certificate", certificate), ("cost", cost), ("error", error)):
+        for name, value in (
+            ("result", result),
+            ("certificate", certificate),
+            ("cost", cost),
+            ("error", error),
+        ):
             if value is not None:
                 fields += [name, json.dumps(value, separators=(",", ":"))]
         event: dict[str, Any] = {"status": status}
@@ -251,8 +275,16 @@ class JobStore:
         deadletter = ""
         if dead_letter:
             deadletter = json.dumps(
-                {"job_id": record.id, "kind": record.kind, "owner": record.owner, "queue": record.queue,
-                 "params": record.params, "attempts": record.attempts, "error": error, "at": finished_at}
+                {
+                    "job_id": record.id,
+                    "kind": record.kind,
+                    "owner": record.owner,
+                    "queue": record.queue,
+                    "params": record.params,
+                    "attempts": record.attempts,
+                    "error": error,
+                    "at": finished_at,
+                }
             )
         answer = await self._finalize(
             keys=[
@@ -265,8 +297,18 @@ class JobStore:
                 self._keys.deadletter,
             ],
             args=[
-                status, repr(finished_at), self._ttl_s, json.dumps(event), self._events_maxlen, record.id,
-                bucket, repr(seconds), record.kind, deadletter, self._deadletter_maxlen, *fields,
+                status,
+                repr(finished_at),
+                self._ttl_s,
+                json.dumps(event),
+                self._events_maxlen,
+                record.id,
+                bucket,
+                repr(seconds),
+                record.kind,
+                deadletter,
+                self._deadletter_maxlen,
+                *fields,
             ],
         )
         return answer if answer else None

@@ -36,13 +36,21 @@ class Accepted:
     created: bool
 
 
-def to_submission(request: BaseModel, *, owner: str, queue: QueueName, batch_id: str | None,
-                  now: float) -> Submission:
+def to_submission(
+    request: BaseModel, *, owner: str, queue: QueueName, batch_id: str | None, now: float
+) -> Submission:
     body = request.model_dump(mode="json")
     job_id = new_id("job")
     record = new_record_fields(
-        job_id=job_id, kind=body["kind"], queue=queue, owner=owner, params=body["params"],
-        request_hash=request_hash(body), metadata=body.get("metadata"), batch_id=batch_id, created_at=now,
+        job_id=job_id,
+        kind=body["kind"],
+        queue=queue,
+        owner=owner,
+        params=body["params"],
+        request_hash=request_hash(body),
+        metadata=body.get("metadata"),
+        batch_id=batch_id,
+        created_at=now,
     )
     return Submission(job_id=job_id, queue=queue, record=record)
 
@@ -63,25 +71,50 @@ async def submit(
     """Enqueue atomically; map refusals to 409 / 429 and an unreachable queue to 503."""
     try:
         answer = await state.queue.submit(
-            submissions, owner=caller.owner, limits=caller.limits, idempotency_key=idempotency_key,
-            request_hash=body_hash, batch=batch,
+            submissions,
+            owner=caller.owner,
+            limits=caller.limits,
+            idempotency_key=idempotency_key,
+            request_hash=body_hash,
+            batch=batch,
         )
     except QueueError as exc:
-        raise ApiError(503, "queue_unavailable", "the job queue is unavailable; nothing was accepted",
-                       detail=str(exc), headers={"Retry-After": "5"}) from exc
+        raise ApiError(
+            503,
+            "queue_unavailable",
+            "the job queue is unavailable; nothing was accepted",
+            detail=str(exc),
+            headers={"Retry-After": "5"},
+        ) from exc
     if answer.outcome in ("created", "existing"):
         return Accepted(id=answer.value, created=answer.outcome == "created")
     state.metrics.requests_rejected.labels(answer.outcome).inc()
     if answer.outcome == "conflict":
-        raise ApiError(409, "idempotency_conflict", "this Idempotency-Key was used with a different body",
-                       detail={"existing_id": answer.value})
+        raise ApiError(
+            409,
+            "idempotency_conflict",
+            "this Idempotency-Key was used with a different body",
+            detail={"existing_id": answer.value},
+        )
     if answer.outcome == "busy":
-        raise too_many("queue_full", "the queue is full; retry later", QUEUE_FULL_RETRY_S,
-                       detail={"depth": int(answer.value), "max_depth": state.settings.queue_max_depth})
+        raise too_many(
+            "queue_full",
+            "the queue is full; retry later",
+            QUEUE_FULL_RETRY_S,
+            detail={"depth": int(answer.value), "max_depth": state.settings.queue_max_depth},
+        )
     if answer.outcome == "active":
-        raise too_many("too_many_active_jobs", "this key has too many unfinished jobs", ACTIVE_CAP_RETRY_S,
-                       detail={"active": int(answer.value), "max_active_jobs": caller.limits.max_active_jobs})
+        raise too_many(
+            "too_many_active_jobs",
+            "this key has too many unfinished jobs",
+            ACTIVE_CAP_RETRY_S,
+            detail={"active": int(answer.value), "max_active_jobs": caller.limits.max_active_jobs},
+        )
     if answer.outcome == "quota":
-        raise too_many("quota_exceeded", "this key's daily job quota is used up", _seconds_to_utc_midnight(time.time()),
-                       detail={"used": int(answer.value), "daily_jobs": caller.limits.daily_jobs})
+        raise too_many(
+            "quota_exceeded",
+            "this key's daily job quota is used up",
+            _seconds_to_utc_midnight(time.time()),
+            detail={"used": int(answer.value), "daily_jobs": caller.limits.daily_jobs},
+        )
     raise ApiError(503, "queue_unavailable", f"unexpected queue answer {answer.outcome!r}")

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import redis.asyncio as aioredis
+import structlog
 from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -99,8 +100,14 @@ class WorkerResources:
 class Executor(JobExecutor):
     """Runs one delivery of a job and writes its outcome."""
 
-    def __init__(self, settings: Settings, store: JobStore, events: JobEvents, kinds: dict[str, JobKind],
-                 resources: WorkerResources) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: JobStore,
+        events: JobEvents,
+        kinds: dict[str, JobKind],
+        resources: WorkerResources,
+    ) -> None:
         self._settings = settings
         self._store = store
         self._events = events
@@ -108,6 +115,10 @@ class Executor(JobExecutor):
         self._resources = resources
 
     async def execute(self, job_id: str, attempt: AttemptInfo) -> dict[str, Any]:
+        with structlog.contextvars.bound_contextvars(job_id=job_id, attempt=attempt.number):
+            return await self._execute(job_id, attempt)
+
+    async def _execute(self, job_id: str, attempt: AttemptInfo) -> dict[str, Any]:
         bound = log.bind(job_id=job_id, attempt=attempt.number)
         state = await self._store.mark_running(job_id, attempt=attempt.number, worker=attempt.worker_id)
         if state != "running":
@@ -118,7 +129,9 @@ class Executor(JobExecutor):
             return {"skipped": "missing"}
         kind = self._kinds.get(record.kind)
         if kind is None:
-            await self._store.finalize(record, "failed", error=_error("unknown_kind", f"no job kind {record.kind!r}"))
+            await self._store.finalize(
+                record, "failed", error=_error("unknown_kind", f"no job kind {record.kind!r}")
+            )
             return {"status": "failed"}
         try:
             params = kind.params_model.model_validate(record.params)
@@ -129,8 +142,14 @@ class Executor(JobExecutor):
         async def emit(event_type: str, data: dict[str, Any]) -> None:
             await self._events.emit(job_id, event_type, data)
 
-        ctx = KindContext(settings=self._settings, job_id=job_id, attempt=attempt.number,
-                          priority=attempt.priority, resources=self._resources, emit=emit)
+        ctx = KindContext(
+            settings=self._settings,
+            job_id=job_id,
+            attempt=attempt.number,
+            priority=attempt.priority,
+            resources=self._resources,
+            emit=emit,
+        )
         run_task = asyncio.create_task(self._run(kind, params, ctx))
         watch_task = asyncio.create_task(self._watch(job_id, attempt, run_task))
         try:
@@ -138,7 +157,9 @@ class Executor(JobExecutor):
         except asyncio.CancelledError:
             if run_task.cancelled() and not _current_task_cancelling():
                 # cancelled by the watcher: the record already says "cancelled"
-                await self._store.finalize(record, "cancelled", error=_error("cancelled", "cancelled by client"))
+                await self._store.finalize(
+                    record, "cancelled", error=_error("cancelled", "cancelled by client")
+                )
                 return {"status": "cancelled"}
             raise
         except TimeoutError:
@@ -153,19 +174,29 @@ class Executor(JobExecutor):
                 await self._store.set_queued(job_id, message, retry_in_attempt=attempt.number + 1)
                 raise InfraError(message) from exc
             record.attempts = attempt.number
-            await self._store.finalize(record, "failed", error=_error("infra_error", message), dead_letter=True)
+            await self._store.finalize(
+                record, "failed", error=_error("infra_error", message), dead_letter=True
+            )
             bound.error("infrastructure failure, attempts exhausted", error=message)
             return {"status": "failed"}
         except Exception as exc:
             bound.exception("job failed")
-            await self._store.finalize(record, "failed", error=_error("internal_error", f"{type(exc).__name__}: {exc}"))
+            await self._store.finalize(
+                record, "failed", error=_error("internal_error", f"{type(exc).__name__}: {exc}")
+            )
             return {"status": "failed"}
         finally:
             watch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watch_task
-        await self._store.finalize(record, outcome.status, result=outcome.result,
-                                   certificate=outcome.certificate, cost=outcome.cost, error=outcome.error)
+        await self._store.finalize(
+            record,
+            outcome.status,
+            result=outcome.result,
+            certificate=outcome.certificate,
+            cost=outcome.cost,
+            error=outcome.error,
+        )
         return {"status": outcome.status}
 
     async def _run(self, kind: JobKind, params: Any, ctx: KindContext) -> KindOutcome:
@@ -205,14 +236,21 @@ async def lost_or_aborted(store: JobStore, job_id: str, saq_status: str, error: 
     if saq_status == "aborted" and error and "swept" not in error:
         await store.finalize(record, "cancelled", error=_error("cancelled", error))
         return
-    reason = "worker lost (no heartbeat), attempts exhausted" if saq_status == "aborted" else (error or "failed")
+    reason = (
+        "worker lost (no heartbeat), attempts exhausted" if saq_status == "aborted" else (error or "failed")
+    )
     await store.finalize(record, "failed", error=_error("worker_lost", reason), dead_letter=True)
 
 
 def build_store(settings: Settings, redis: aioredis.Redis) -> tuple[JobStore, JobEvents]:
     keys = Keyspace(settings.redis_key_prefix)
-    store = JobStore(redis, keys, ttl_s=settings.job_result_ttl_s, events_maxlen=settings.job_events_maxlen,
-                     deadletter_maxlen=settings.deadletter_maxlen)
+    store = JobStore(
+        redis,
+        keys,
+        ttl_s=settings.job_result_ttl_s,
+        events_maxlen=settings.job_events_maxlen,
+        deadletter_maxlen=settings.deadletter_maxlen,
+    )
     events = JobEvents(redis, keys, maxlen=settings.job_events_maxlen, ttl_s=settings.job_result_ttl_s)
     return store, events
 
@@ -246,8 +284,13 @@ async def run_worker(
             loop.add_signal_handler(signum, stop_event.set)
     log.info("worker starting", queues=list(queues), concurrency=concurrency or settings.worker_concurrency)
     try:
-        await queue.run_workers(executor, queues=queues, concurrency=concurrency,
-                                batch_concurrency=batch_concurrency, stop=stop_event)
+        await queue.run_workers(
+            executor,
+            queues=queues,
+            concurrency=concurrency,
+            batch_concurrency=batch_concurrency,
+            stop=stop_event,
+        )
     finally:
         await resources.aclose()
         await queue.aclose()

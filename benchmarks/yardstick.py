@@ -91,7 +91,13 @@ def _server_argv(port: int) -> list[str]:
 class Server:
     """A fresh ``sorryless lean-server`` with REPLS doubles of ``service_ms``."""
 
-    def __init__(self, service_ms: float, log_dir: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        service_ms: float,
+        log_dir: Path,
+        extra_env: dict[str, str] | None = None,
+        max_uses: int = 1_000_000,
+    ) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ)
@@ -101,8 +107,9 @@ class Server:
                 "SORRYLESS_LEAN_REPL_CMD": shlex.join([sys.executable, str(DOUBLE)]),
                 "SORRYLESS_LEAN_MAX_PROCESSES": str(REPLS),
                 "SORRYLESS_LEAN_RECHECK_PASSING": "false",
-                # Kimina never recycles a REPL; ours would re-import (2 s) every 200 checks by default.
-                "SORRYLESS_LEAN_MAX_USES": "1000000",
+                # Kimina never recycles a REPL; --max-uses 200 (our default) shows that recycling
+                # swaps in a warm replacement instead of stalling on a re-import.
+                "SORRYLESS_LEAN_MAX_USES": str(max_uses),
                 "SORRYLESS_LOG_LEVEL": "WARNING",
                 "SORRYLESS_DATA_DIR": str(log_dir / "data"),
                 "REPL_DOUBLE_MS": str(service_ms),
@@ -204,11 +211,14 @@ def main() -> None:
     )
     p.add_argument("--out", default=None, help="write the full JSON summary here")
     p.add_argument("--log-dir", default="/tmp/sorryless-yardstick")
+    p.add_argument(
+        "--max-uses", type=int, default=1_000_000, help="SORRYLESS_LEAN_MAX_USES (200 = the default)"
+    )
     a = p.parse_args()
     wanted = [s for s in a.only.split(",") if s] or [*SHAPES, "leak", "floor"]
     log_dir = Path(a.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
-    summary: dict[str, Any] = {"runs": {}, "median": {}}
+    summary: dict[str, Any] = {"runs": {}, "median": {}, "max_uses": a.max_uses, "loadavg": os.getloadavg()}
 
     for name in wanted:
         if name == "floor":
@@ -219,7 +229,7 @@ def main() -> None:
         runs: list[dict[str, Any]] = []
         for i in range(a.repeat):
             shape = SHAPES.get(name, {"service_ms": 100})
-            server = Server(shape["service_ms"], log_dir)
+            server = Server(shape["service_ms"], log_dir, max_uses=a.max_uses)
             try:
                 server.wait_ready()
                 result = _leak_check(server) if name == "leak" else _run_load(server, shape, f"{name}#{i}")
@@ -242,6 +252,7 @@ def main() -> None:
             med["server_cpu_ms_per_snippet"] = round(float(med["server_cpu_s"] or 0) / snippets * 1000, 3)
         summary["median"][name] = med
 
+    summary["loadavg_end"] = os.getloadavg()
     text = json.dumps(summary, indent=2)
     if a.out:
         Path(a.out).write_text(text)

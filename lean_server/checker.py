@@ -70,7 +70,9 @@ class Checker(Protocol):
     async def aclose(self) -> None: ...
 
 
-async def check_one(checker: Checker, snippet: Snippet, *, priority: Priority = Priority.INTERACTIVE) -> Certificate:
+async def check_one(
+    checker: Checker, snippet: Snippet, *, priority: Priority = Priority.INTERACTIVE
+) -> Certificate:
     """Convenience: check a single snippet and return its certificate."""
     async for cert in checker.check([snippet], priority=priority):
         return cert

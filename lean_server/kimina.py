@@ -14,7 +14,9 @@ Differences that only make things stricter or safer: unknown fields, empty code 
 duplicate ids answer 422; every snippet runs on a pristine header environment (no leak between
 header-less requests); ``reuse`` is accepted and ignored (there is nothing to reuse unsafely);
 ``time`` is the whole server-side time of the snippet (wait + import + check), not only the
-pipe round trip. 429 (with ``Retry-After``) only when the pool's backlog limit is reached.
+pipe round trip. ``infotree`` / ``infotree_type`` go to the REPL request as its ``infotree``
+option. A request is admitted whole (all its snippets at once) or answered 429 (with
+``Retry-After``) before any of it runs, only when the pool's backlog limit is reached.
 
 These routes are the hot path: no pydantic models, orjson in and out.
 """

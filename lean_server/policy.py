@@ -31,7 +31,9 @@ class Policy(BaseModel):
         description="Native evaluation (`native_decide`, `decide +native`, Lean.ofReduceBool, "
         "Lean.trustCompiler, <thm>._native.*) allowed.",
     )
-    allow_search_tactics: bool = Field(default=False, description="`apply?`, `exact?`, `rw?`, `hint` allowed.")
+    allow_search_tactics: bool = Field(
+        default=False, description="`apply?`, `exact?`, `rw?`, `hint` allowed."
+    )
     allowed_imports: tuple[str, ...] | None = Field(
         default=None,
         description="Module prefixes a candidate may import (None = the stub's own imports only, "
@@ -42,7 +44,9 @@ class Policy(BaseModel):
         description="Largest `maxHeartbeats` a candidate may set (None = may not change it; 0 means unlimited "
         "and is only allowed when this is 0).",
     )
-    allow_eval_commands: bool = Field(default=False, description="`#eval`, `run_cmd`, `run_tac`, `run_elab` allowed.")
+    allow_eval_commands: bool = Field(
+        default=False, description="`#eval`, `run_cmd`, `run_tac`, `run_elab` allowed."
+    )
     banned_options: tuple[str, ...] = Field(
         default=(
             "debug.skipKernelTC",

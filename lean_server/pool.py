@@ -235,7 +235,9 @@ class ReplPool:
     def unavailable_reason(self) -> str | None:
         if self.available:
             return None
-        return f"the REPL could not be started ({self._start_failures} failures in a row): {self._last_failure}"
+        return (
+            f"the REPL could not be started ({self._start_failures} failures in a row): {self._last_failure}"
+        )
 
     def health(self) -> dict[str, Any]:
         stats = self.stats()

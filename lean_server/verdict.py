@@ -34,9 +34,7 @@ class Verdict(StrEnum):
 
 Severity = Literal["trace", "info", "warning", "error"]
 TierName = Literal["compile", "axioms", "statement", "legality", "recheck"]
-ErrorCategory = Literal[
-    "syntax", "unknown_identifier", "type_mismatch", "unsolved_goals", "timeout", "other"
-]
+ErrorCategory = Literal["syntax", "unknown_identifier", "type_mismatch", "unsolved_goals", "timeout", "other"]
 
 
 class Pos(BaseModel):
@@ -112,12 +110,16 @@ class Certificate(BaseModel):
     checker_version: str = CHECKER_VERSION
     messages: list[Message] = Field(default_factory=list, description="Merged Lean messages.")
     sorries: list[Sorry] = Field(default_factory=list)
-    axioms: dict[str, list[str]] = Field(default_factory=dict, description="Declaration -> axioms it depends on.")
+    axioms: dict[str, list[str]] = Field(
+        default_factory=dict, description="Declaration -> axioms it depends on."
+    )
     goal_at_first_error: str | None = None
     feedback: str | None = Field(default=None, description="Diagnostics shaped for an LLM.")
     violations: list[Violation] = Field(default_factory=list)
     cached: bool = Field(default=False, description="Answered from the result cache.")
-    timings: dict[str, float] = Field(default_factory=dict, description="Seconds per phase (wait, import, check...).")
+    timings: dict[str, float] = Field(
+        default_factory=dict, description="Seconds per phase (wait, import, check...)."
+    )
 
     @property
     def passed(self) -> bool:

@@ -17,18 +17,26 @@ class ProveParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     statement: str | None = Field(
-        default=None, min_length=1, description="A complete sorry-stub: header + the declaration ending in `:= by sorry`."
+        default=None,
+        min_length=1,
+        description="A complete sorry-stub: header + the declaration ending in `:= by sorry`.",
     )
-    file: str | None = Field(default=None, min_length=1, description="A Lean file whose sorried declarations to prove.")
+    file: str | None = Field(
+        default=None, min_length=1, description="A Lean file whose sorried declarations to prove."
+    )
     targets: list[str] | None = Field(
         default=None,
         max_length=64,
-        description="Declarations of `file` to prove, one task each (default: the last sorried theorem).",
+        description="Sorried theorems of `file` to prove (full or short names; default: all of them), one task each.",
     )
     informal: str | None = Field(default=None, description="Informal statement, shown to the model.")
     strategy: str | None = Field(default=None, description="Prover strategy (default from settings).")
-    budget: Budget | None = Field(default=None, description="Caps on attempts, tokens, compile calls and wall time.")
-    profile: LLMProfileName | None = Field(default=None, description="Model profile (prompt/extraction family).")
+    budget: Budget | None = Field(
+        default=None, description="Caps on attempts, tokens, compile calls and wall time."
+    )
+    profile: LLMProfileName | None = Field(
+        default=None, description="Model profile (prompt/extraction family)."
+    )
     environment: Literal["default"] = Field(
         default="default", description="Lean environment: the worker's configured toolchain + Mathlib."
     )
@@ -42,14 +50,25 @@ class ProveParams(BaseModel):
         return self
 
 
-def _tasks(params: ProveParams, job_id: str) -> list[ProofTask]:
+def _tasks(params: ProveParams, job_id: str) -> tuple[list[ProofTask], str | None]:
+    """The tasks to prove, or an error message when the file names none of them."""
     if params.statement is not None:
-        return [ProofTask(id=job_id, statement=params.statement, informal=params.informal)]
+        return [ProofTask(id=job_id, statement=params.statement, informal=params.informal)], None
     assert params.file is not None
-    if not params.targets:
-        return [ProofTask(id=job_id, statement=params.file, informal=params.informal)]
-    return [ProofTask(id=f"{job_id}:{t}", statement=params.file, informal=params.informal, target=t)
-            for t in params.targets]
+    from prover.files import tasks_from_text
+
+    tasks = tasks_from_text(params.file, file_id=job_id)
+    if not tasks:
+        return [], "the file has no theorem or lemma whose proof uses `sorry`"
+    if params.targets:
+        by_name = {name: t for t in tasks for name in (t.target, t.id.split(":", 1)[1]) if name}
+        missing = [name for name in params.targets if name not in by_name]
+        if missing:
+            return [], f"no sorried theorem named {', '.join(missing)} (found: {', '.join(by_name)})"
+        tasks = list({by_name[name].id: by_name[name] for name in params.targets}.values())
+    if params.informal:
+        tasks = [t.model_copy(update={"informal": params.informal}) for t in tasks]
+    return tasks, None
 
 
 def _proof_view(outcome: ProofOutcome) -> dict[str, Any]:
@@ -73,9 +92,12 @@ async def run(params: ProveParams, ctx: KindContext) -> KindOutcome:
     async def forward(event: ProverEvent) -> None:
         await ctx.emit("progress", {"source": "prover", **event.model_dump(mode="json")})
 
+    tasks, problem = _tasks(params, ctx.job_id)
+    if problem is not None:
+        return KindOutcome(status="failed", error={"code": "no_targets", "message": problem})
     outcomes: list[ProofOutcome] = []
     total = Cost()
-    for task in _tasks(params, ctx.job_id):
+    for task in tasks:
         outcome: ProofOutcome = await runner.prove(
             task, strategy=params.strategy, budget=budget, profile=params.profile, on_event=forward
         )

@@ -18,16 +18,22 @@ class VerifyParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(min_length=1, description="The Lean file to check: imports/options header + declarations.")
+    code: str = Field(
+        min_length=1, description="The Lean file to check: imports/options header + declarations."
+    )
     stub: str | None = Field(
         default=None,
         description="The sorry-stub the code must prove; enables the statement-match and legality tiers.",
     )
-    policy: PolicyName | None = Field(default=None, description="Policy preset: strict (default), sketch, lenient.")
+    policy: PolicyName | None = Field(
+        default=None, description="Policy preset: strict (default), sketch, lenient."
+    )
     policy_overrides: dict[str, Any] | None = Field(
         default=None, description="Per-request policy fields (see the Policy model of lean_server)."
     )
-    timeout_s: float | None = Field(default=None, gt=0, le=3600, description="Deadline of the check, seconds.")
+    timeout_s: float | None = Field(
+        default=None, gt=0, le=3600, description="Deadline of the check, seconds."
+    )
     environment: Literal["default"] = Field(
         default="default",
         description="Lean environment: the worker's configured toolchain + Mathlib (stamped on the certificate).",

@@ -37,7 +37,10 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         response_model=BatchAccepted,
         summary="Submit a batch of jobs",
         responses={
-            200: {"model": BatchAccepted, "description": "Idempotent replay: the batch this Idempotency-Key created."},
+            200: {
+                "model": BatchAccepted,
+                "description": "Idempotent replay: the batch this Idempotency-Key created.",
+            },
             **error_responses(400, 401, 409, 413, 422, 429, 503),
         },
     )
@@ -52,27 +55,49 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         request: Any = body
         for index, job in enumerate(request.jobs):
             if job.queue is not None and job.queue != request.queue:
-                raise ApiError(422, "queue_mismatch", f"jobs[{index}] names queue {job.queue!r}; the batch runs on "
-                               f"{request.queue!r}")
+                raise ApiError(
+                    422,
+                    "queue_mismatch",
+                    f"jobs[{index}] names queue {job.queue!r}; the batch runs on {request.queue!r}",
+                )
         batch_id = new_id("bat")
         now = time.time()
-        submissions = [to_submission(job, owner=caller.owner, queue=request.queue, batch_id=batch_id, now=now)
-                       for job in request.jobs]
-        record = {"id": batch_id, "owner": caller.owner, "created_at": repr(now), "total": str(len(submissions)),
-                  "job_ids": json.dumps([s.job_id for s in submissions])}
-        accepted = await submit(state, caller, submissions, idempotency_key=idempotency_key,
-                                body_hash=request_hash(request.model_dump(mode="json")), batch=record)
+        submissions = [
+            to_submission(job, owner=caller.owner, queue=request.queue, batch_id=batch_id, now=now)
+            for job in request.jobs
+        ]
+        record = {
+            "id": batch_id,
+            "owner": caller.owner,
+            "created_at": repr(now),
+            "total": str(len(submissions)),
+            "job_ids": json.dumps([s.job_id for s in submissions]),
+        }
+        accepted = await submit(
+            state,
+            caller,
+            submissions,
+            idempotency_key=idempotency_key,
+            body_hash=request_hash(request.model_dump(mode="json")),
+            batch=record,
+        )
         response.headers["Location"] = f"/v1/batches/{accepted.id}"
         if accepted.created:
             job_ids = [s.job_id for s in submissions]
         else:
             response.status_code = 200
-            stored = await cast(Awaitable[str | None], state.redis.hget(state.keyspace.batch(accepted.id), "job_ids"))
+            stored = await cast(
+                Awaitable[str | None], state.redis.hget(state.keyspace.batch(accepted.id), "job_ids")
+            )
             job_ids = json.loads(stored) if stored else []
         return BatchAccepted(id=accepted.id, job_ids=job_ids, location=f"/v1/batches/{accepted.id}")
 
-    @router.get("/batches/{batch_id}", response_model=BatchView, summary="Get a batch",
-                responses=error_responses(401, 404, 429))
+    @router.get(
+        "/batches/{batch_id}",
+        response_model=BatchView,
+        summary="Get a batch",
+        responses=error_responses(401, 404, 422, 429),
+    )
     async def get_batch(batch_id: str, caller: Caller, state: State) -> BatchView:
         """Counts per status, progress, and every job's status and result."""
         raw = await cast(Awaitable[dict[str, str]], state.redis.hgetall(state.keyspace.batch(batch_id)))
@@ -86,11 +111,25 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
             if record is None:
                 continue
             counts[record.status] += 1
-            jobs.append(BatchJobState(id=job_id, kind=record.kind, status=record.status, result=record.result,
-                                      error=record.error))
+            jobs.append(
+                BatchJobState(
+                    id=job_id,
+                    kind=record.kind,
+                    status=record.status,
+                    result=record.result,
+                    error=record.error,
+                )
+            )
         total = len(job_ids)
         finished = counts["succeeded"] + counts["failed"] + counts["cancelled"]
-        return BatchView(id=batch_id, created_at=float(raw["created_at"]), total=total, counts=counts,
-                         done=finished == total, progress=finished / total if total else 1.0, jobs=jobs)
+        return BatchView(
+            id=batch_id,
+            created_at=float(raw["created_at"]),
+            total=total,
+            counts=counts,
+            done=finished == total,
+            progress=finished / total if total else 1.0,
+            jobs=jobs,
+        )
 
     return router

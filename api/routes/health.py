@@ -31,8 +31,15 @@ async def _queue(state: AppState) -> tuple[CheckResult, CheckResult]:
     except RedisError as exc:
         down = CheckResult(status="down", detail=f"redis unreachable: {exc}")
         return down, down
-    depth_data = {name: {"queued": d.queued, "active": d.active, "scheduled": d.scheduled,
-                         "oldest_age_s": d.oldest_age_s} for name, d in depths.items()}
+    depth_data = {
+        name: {
+            "queued": d.queued,
+            "active": d.active,
+            "scheduled": d.scheduled,
+            "oldest_age_s": d.oldest_age_s,
+        }
+        for name, d in depths.items()
+    }
     total = sum(d.queued for d in depths.values())
     queue = CheckResult(
         status="ok" if total < state.settings.queue_max_depth else "degraded",
@@ -60,8 +67,9 @@ async def _lean(state: AppState) -> CheckResult:
         return await _lean_server(state, status.backend)
     if status.available:
         return CheckResult(status="ok", detail=f"backend {status.backend}", data={"backend": status.backend})
-    return CheckResult(status="unavailable", detail=status.reason or "no Lean backend",
-                       data={"backend": status.backend})
+    return CheckResult(
+        status="unavailable", detail=status.reason or "no Lean backend", data={"backend": status.backend}
+    )
 
 
 async def _lean_server(state: AppState, backend: str) -> CheckResult:
@@ -69,16 +77,22 @@ async def _lean_server(state: AppState, backend: str) -> CheckResult:
     try:
         answer = await state.http.get(f"{url}/health", timeout=2.0)
     except httpx.HTTPError as exc:
-        return CheckResult(status="unavailable", detail=f"lean-server {url} unreachable: {type(exc).__name__}")
+        return CheckResult(
+            status="unavailable", detail=f"lean-server {url} unreachable: {type(exc).__name__}"
+        )
     ok = answer.status_code == 200
-    return CheckResult(status="ok" if ok else "degraded", detail=f"lean-server {url} answered {answer.status_code}")
+    return CheckResult(
+        status="ok" if ok else "degraded", detail=f"lean-server {url} answered {answer.status_code}"
+    )
 
 
 async def _llm(state: AppState) -> CheckResult:
     base = state.settings.llm_base_url
     if not base:
-        return CheckResult(status="unconfigured",
-                           detail="no LLM configured (set SORRYLESS_LLM_BASE_URL); prove uses LLM-free strategies")
+        return CheckResult(
+            status="unconfigured",
+            detail="no LLM configured (set SORRYLESS_LLM_BASE_URL); prove uses LLM-free strategies",
+        )
     try:
         answer = await state.http.get(f"{base.rstrip('/')}/models", timeout=2.0)
     except httpx.HTTPError as exc:
@@ -88,8 +102,12 @@ async def _llm(state: AppState) -> CheckResult:
     return CheckResult(status="ok", detail=f"{base} reachable")
 
 
-@router.get("/health", response_model=Health, summary="Health of every dependency",
-            responses={503: {"model": Health, "description": "Redis is down: nothing can be accepted."}})
+@router.get(
+    "/health",
+    response_model=Health,
+    summary="Health of every dependency",
+    responses={503: {"model": Health, "description": "Redis is down: nothing can be accepted."}},
+)
 async def health(state: State, response: Response) -> Health:
     redis_check = await _redis(state)
     if redis_check.status == "down":
@@ -97,8 +115,13 @@ async def health(state: State, response: Response) -> Health:
     else:
         queue_check, workers_check = await _queue(state)
     lean_check, llm_check = await asyncio.gather(_lean(state), _llm(state))
-    checks = {"redis": redis_check, "queue": queue_check, "workers": workers_check, "lean": lean_check,
-              "llm": llm_check}
+    checks = {
+        "redis": redis_check,
+        "queue": queue_check,
+        "workers": workers_check,
+        "lean": lean_check,
+        "llm": llm_check,
+    }
     if redis_check.status == "down":
         response.status_code = 503
         overall = "down"

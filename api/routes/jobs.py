@@ -35,7 +35,9 @@ IdempotencyKey = Annotated[
 
 
 def _accepted(job_id: str, status: JobStatus) -> JobAccepted:
-    return JobAccepted(id=job_id, status=status, location=f"/v1/jobs/{job_id}", events=f"/v1/jobs/{job_id}/events")
+    return JobAccepted(
+        id=job_id, status=status, location=f"/v1/jobs/{job_id}", events=f"/v1/jobs/{job_id}/events"
+    )
 
 
 def _encode_cursor(score: float, member: str) -> str:
@@ -52,7 +54,9 @@ def _decode_cursor(cursor: str) -> tuple[float, str]:
 
 
 async def _resume_point(
-    last_event_id: Annotated[str | None, Header(max_length=50, description="Resume after this event id.")] = None,
+    last_event_id: Annotated[
+        str | None, Header(max_length=50, description="Resume after this event id.")
+    ] = None,
 ) -> str:
     """The stream id to read after (validated before the stream starts, so a bad one is a 400)."""
     if not last_event_id:
@@ -72,7 +76,10 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         response_model=JobAccepted,
         summary="Submit a job",
         responses={
-            200: {"model": JobAccepted, "description": "Idempotent replay: the job this Idempotency-Key created."},
+            200: {
+                "model": JobAccepted,
+                "description": "Idempotent replay: the job this Idempotency-Key created.",
+            },
             **error_responses(400, 401, 409, 413, 422, 429, 503),
         },
     )
@@ -88,8 +95,13 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         request: Any = body
         queue = request.queue or state.kinds[request.kind].default_queue
         submission = to_submission(request, owner=caller.owner, queue=queue, batch_id=None, now=time.time())
-        accepted = await submit(state, caller, [submission], idempotency_key=idempotency_key,
-                                body_hash=submission.record["request_hash"])
+        accepted = await submit(
+            state,
+            caller,
+            [submission],
+            idempotency_key=idempotency_key,
+            body_hash=submission.record["request_hash"],
+        )
         response.headers["Location"] = f"/v1/jobs/{accepted.id}"
         status: JobStatus = "queued"
         if not accepted.created:
@@ -99,15 +111,21 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         state.metrics.submit_seconds.observe(time.perf_counter() - started)
         return _accepted(accepted.id, status)
 
-    @router.get("/jobs", response_model=JobList, summary="List jobs",
-                responses=error_responses(400, 401, 404, 422, 429))
+    @router.get(
+        "/jobs",
+        response_model=JobList,
+        summary="List jobs",
+        responses=error_responses(400, 401, 404, 422, 429),
+    )
     async def list_jobs(
         caller: Caller,
         state: State,
         status: Annotated[JobStatus | None, Query(description="Only jobs with this status.")] = None,
         batch: Annotated[str | None, Query(max_length=100, description="Only jobs of this batch.")] = None,
         limit: Annotated[int, Query(ge=1, le=200, description="Page size.")] = 50,
-        cursor: Annotated[str | None, Query(max_length=400, description="`next_cursor` of the previous page.")] = None,
+        cursor: Annotated[
+            str | None, Query(max_length=400, description="`next_cursor` of the previous page.")
+        ] = None,
     ) -> JobList:
         """Your jobs, newest first (a batch's jobs in reverse request order), with cursor pagination."""
         keys = state.keyspace
@@ -129,13 +147,16 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         chunk = max(limit * 2, 50)
         exhausted = False
         while len(items) < limit:
-            page = await state.redis.zrevrangebyscore(index, max_score, "-inf", start=offset, num=chunk,
-                                                      withscores=True)
+            page = await state.redis.zrevrangebyscore(
+                index, max_score, "-inf", start=offset, num=chunk, withscores=True
+            )
             if not page:
                 exhausted = True
                 break
             offset += len(page)
-            candidates = [(m, s) for m, s in page if after is None or s < after[0] or (s == after[0] and m < after[1])]
+            candidates = [
+                (m, s) for m, s in page if after is None or s < after[0] or (s == after[0] and m < after[1])
+            ]
             records = await state.store.get_many([m for m, _ in candidates])
             for (_member, score), record in zip(candidates, records, strict=True):
                 if record is None or (status is not None and record.status != status):
@@ -152,8 +173,12 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
             next_cursor = _encode_cursor(scores[-1], items[-1].id)
         return JobList(items=items, next_cursor=next_cursor)
 
-    @router.get("/jobs/{job_id}", response_model=JobView, summary="Get a job",
-                responses=error_responses(401, 404, 429))
+    @router.get(
+        "/jobs/{job_id}",
+        response_model=JobView,
+        summary="Get a job",
+        responses=error_responses(401, 404, 422, 429),
+    )
     async def get_job(job: OwnedJob) -> JobView:
         """Status, result, certificate, cost and timestamps."""
         return JobView.of(job)
@@ -163,10 +188,12 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         response_class=EventSourceResponse,
         summary="Stream a job's events (SSE)",
         responses={
-            200: {"description": "`snapshot` first (the job now), then the job's events from `Last-Event-ID` "
-                  "(or the start), each with its stream id as SSE id, ending with `succeeded`, `failed` or "
-                  "`cancelled`; `: keep-alive` comments while idle."},
-            **error_responses(400, 401, 404, 429),
+            200: {
+                "description": "`snapshot` first (the job now), then the job's events from `Last-Event-ID` "
+                "(or the start), each with its stream id as SSE id, ending with `succeeded`, `failed` or "
+                "`cancelled`; `: keep-alive` comments while idle."
+            },
+            **error_responses(400, 401, 404, 422, 429),
         },
     )
     async def job_events(
@@ -188,13 +215,23 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
             if record is None or record.status in TERMINAL_STATUSES:
                 # the stream lost its terminal entry (trimmed or expired): end with the record's state
                 final = record.status if record else "failed"
-                yield ServerSentEvent(event=final, data={"status": final, "result": record.result if record else None,
-                                                         "error": record.error if record else None})
+                yield ServerSentEvent(
+                    event=final,
+                    data={
+                        "status": final,
+                        "result": record.result if record else None,
+                        "error": record.error if record else None,
+                    },
+                )
                 return
             yield ServerSentEvent(comment="keep-alive")
 
-    @router.delete("/jobs/{job_id}", response_model=CancelAnswer, summary="Cancel a job",
-                   responses=error_responses(401, 404, 409, 429, 503))
+    @router.delete(
+        "/jobs/{job_id}",
+        response_model=CancelAnswer,
+        summary="Cancel a job",
+        responses=error_responses(401, 404, 409, 422, 429, 503),
+    )
     async def cancel_job(job: OwnedJob, state: State) -> CancelAnswer:
         """Cancel a queued or running job (in-flight LLM requests and Lean checks are abandoned).
 
@@ -203,8 +240,9 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         if job.status == "cancelled":
             return CancelAnswer(id=job.id, status="cancelled")
         if not job.terminal:
-            written = await state.store.finalize(job, "cancelled",
-                                                 error={"code": "cancelled", "message": "cancelled by client"})
+            written = await state.store.finalize(
+                job, "cancelled", error={"code": "cancelled", "message": "cancelled by client"}
+            )
             if written is not None:
                 await state.queue.abort(job.id, job.queue)
                 return CancelAnswer(id=job.id, status="cancelled")

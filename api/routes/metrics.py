@@ -10,8 +10,12 @@ from api.deps import State
 router = APIRouter(tags=["metrics"])
 
 
-@router.get("/metrics", summary="Prometheus metrics", response_class=Response,
-            responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text exposition."}})
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text exposition."}},
+)
 async def metrics(state: State) -> Response:
     await state.metrics.refresh(state.redis, state.keyspace, state.queue)
     return Response(content=state.metrics.render(), media_type=CONTENT_TYPE_LATEST)

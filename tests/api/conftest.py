@@ -58,8 +58,9 @@ class WorkerHandle:
         self.settings = settings
         self._runs: list[tuple[asyncio.Event, asyncio.Task[None]]] = []
 
-    async def start(self, *, kinds: dict[str, JobKind] | None = None, settings: Settings | None = None,
-                    **kwargs: Any) -> None:
+    async def start(
+        self, *, kinds: dict[str, JobKind] | None = None, settings: Settings | None = None, **kwargs: Any
+    ) -> None:
         stop = asyncio.Event()
         task = asyncio.create_task(run_worker(settings or self.settings, stop=stop, kinds=kinds, **kwargs))
         self._runs.append((stop, task))
@@ -81,8 +82,13 @@ async def workers(api_settings: Settings) -> AsyncIterator[WorkerHandle]:
     await handle.stop_all()
 
 
-async def wait_for_status(client: httpx.AsyncClient, job_id: str, statuses: tuple[str, ...] = TERMINAL,
-                          timeout_s: float = 20.0, headers: dict[str, str] | None = None) -> dict[str, Any]:
+async def wait_for_status(
+    client: httpx.AsyncClient,
+    job_id: str,
+    statuses: tuple[str, ...] = TERMINAL,
+    timeout_s: float = 20.0,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     while True:
         answer = await client.get(f"/v1/jobs/{job_id}", headers=headers)
@@ -113,7 +119,9 @@ def free_port() -> int:
 async def live_url(app: FastAPI) -> AsyncIterator[str]:
     """The app served by uvicorn on a loopback port (real streaming, real disconnects)."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
     task = asyncio.create_task(server.serve())
     while not server.started:
         await asyncio.sleep(0.01)

@@ -33,7 +33,9 @@ async def make_key(client: httpx.AsyncClient, **limits: float) -> tuple[str, str
     return body["id"], body["key"]
 
 
-async def test_keys_are_required_and_checked(secured: httpx.AsyncClient, redis_client, redis_prefix: str) -> None:
+async def test_keys_are_required_and_checked(
+    secured: httpx.AsyncClient, redis_client, redis_prefix: str
+) -> None:
     missing = await secured.post("/v1/jobs", json=JOB)
     assert missing.status_code == 401 and missing.json()["error"]["code"] == "unauthenticated"
     assert missing.headers["www-authenticate"] == "Bearer"

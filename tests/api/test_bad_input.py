@@ -28,8 +28,9 @@ def assert_error(answer: httpx.Response, status: int, code: str | None = None) -
 async def test_malformed_bodies(client: httpx.AsyncClient) -> None:
     headers = {"content-type": "application/json"}
     assert_error(await client.post("/v1/jobs", content=b"{not json", headers=headers), 400, "invalid_json")
-    assert_error(await client.post("/v1/jobs", content=b'{"kind": "verify\xff"}', headers=headers), 400,
-                 "invalid_utf8")
+    assert_error(
+        await client.post("/v1/jobs", content=b'{"kind": "verify\xff"}', headers=headers), 400, "invalid_utf8"
+    )
     assert_error(await client.post("/v1/jobs", content=b"", headers=headers), 422)
     assert_error(await client.post("/v1/jobs", json=[1, 2]), 422, "invalid_request")
 
@@ -37,10 +38,14 @@ async def test_malformed_bodies(client: httpx.AsyncClient) -> None:
 async def test_unknown_kind_and_fields(client: httpx.AsyncClient) -> None:
     assert_error(await client.post("/v1/jobs", json={"kind": "solve", "params": {}}), 422, "invalid_request")
     assert_error(await client.post("/v1/jobs", json={**JOB, "colour": "red"}), 422)
-    assert_error(await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "x", "extra": 1}}), 422)
+    assert_error(
+        await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "x", "extra": 1}}), 422
+    )
     assert_error(await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": ""}}), 422)
-    assert_error(await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "x", "policy": "loose"}}),
-                 422)
+    assert_error(
+        await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "x", "policy": "loose"}}),
+        422,
+    )
     bad_override = {"kind": "verify", "params": {"code": "x", "policy_overrides": {"allow_sorry": "maybe"}}}
     assert_error(await client.post("/v1/jobs", json=bad_override), 422)
     assert_error(await client.post("/v1/jobs", json={"kind": "prove", "params": {}}), 422)
@@ -66,7 +71,9 @@ async def test_oversized_bodies(api_settings: Settings) -> None:
                 yield b"y" * 100
             yield b'"}}'
 
-        streamed = await client.post("/v1/jobs", content=chunks(), headers={"content-type": "application/json"})
+        streamed = await client.post(
+            "/v1/jobs", content=chunks(), headers={"content-type": "application/json"}
+        )
         assert_error(streamed, 413, "payload_too_large")
         lying = await client.post("/v1/jobs", content=b"{}", headers={"content-length": "abc"})
         assert lying.status_code == 400
@@ -83,8 +90,9 @@ async def test_unknown_ids_and_routes(client: httpx.AsyncClient) -> None:
     assert_error(await client.get("/v1/jobs", params={"status": "sleeping"}), 422)
 
 
-async def test_params_that_fail_in_the_worker_fail_the_job_once(app: FastAPI, client: httpx.AsyncClient,
-                                                               workers: WorkerHandle) -> None:
+async def test_params_that_fail_in_the_worker_fail_the_job_once(
+    app: FastAPI, client: httpx.AsyncClient, workers: WorkerHandle
+) -> None:
     """A record that slipped past the gateway (old schema, manual enqueue) fails cleanly, no retry."""
     state = app.state.sorryless
     submissions = []
@@ -92,8 +100,17 @@ async def test_params_that_fail_in_the_worker_fail_the_job_once(app: FastAPI, cl
 
     for kind, params in (("verify", {"code": 42}), ("no-such-kind", {})):
         job_id = new_id("job")
-        record = new_record_fields(job_id=job_id, kind=kind, queue="interactive", owner="anonymous", params=params,
-                                   request_hash="", metadata=None, batch_id=None, created_at=time.time())
+        record = new_record_fields(
+            job_id=job_id,
+            kind=kind,
+            queue="interactive",
+            owner="anonymous",
+            params=params,
+            request_hash="",
+            metadata=None,
+            batch_id=None,
+            created_at=time.time(),
+        )
         submissions.append(Submission(job_id=job_id, queue="interactive", record=record))
     for sub in submissions:
         answer = await state.queue.submit([sub], owner="anonymous", limits=SubmitLimits())
@@ -101,7 +118,11 @@ async def test_params_that_fail_in_the_worker_fail_the_job_once(app: FastAPI, cl
     await workers.start()
     invalid = await wait_for_status(client, submissions[0].job_id)
     unknown = await wait_for_status(client, submissions[1].job_id)
-    assert invalid["status"] == "failed" and invalid["error"]["code"] == "invalid_params" and invalid["attempts"] == 1
+    assert (
+        invalid["status"] == "failed"
+        and invalid["error"]["code"] == "invalid_params"
+        and invalid["attempts"] == 1
+    )
     assert unknown["status"] == "failed" and unknown["error"]["code"] == "unknown_kind"
     # the worker is still fine
     ok = await client.post("/v1/jobs", json=JOB)

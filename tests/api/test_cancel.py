@@ -6,6 +6,7 @@ import asyncio
 import time
 
 import httpx
+import psutil
 from fastapi import FastAPI
 
 from api.app import create_app
@@ -14,8 +15,22 @@ from tests.api.conftest import WorkerHandle, wait_for_status, wait_until
 from tests.fakes.fake_llm import FakeLLMScript, serve_fake_llm
 
 
+def _fake_repls() -> set[int]:
+    """Live (not zombie) fake REPL processes started by this test process."""
+    live = set()
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and "fake_repl.py" in " ".join(child.cmdline()):
+                live.add(child.pid)
+        except psutil.NoSuchProcess:
+            continue
+    return live
+
+
 async def test_cancel_a_queued_job(app: FastAPI, client: httpx.AsyncClient, workers: WorkerHandle) -> None:
-    answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}})
+    answer = await client.post(
+        "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}}
+    )
     job_id = answer.json()["id"]
     assert (await app.state.sorryless.queue.depth("interactive")).queued == 1
     cancelled = await client.delete(f"/v1/jobs/{job_id}")
@@ -30,7 +45,9 @@ async def test_cancel_a_queued_job(app: FastAPI, client: httpx.AsyncClient, work
 
 async def test_cancel_a_finished_job_is_a_conflict(client: httpx.AsyncClient, workers: WorkerHandle) -> None:
     await workers.start()
-    answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}})
+    answer = await client.post(
+        "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}}
+    )
     await wait_for_status(client, answer.json()["id"])
     conflict = await client.delete(f"/v1/jobs/{answer.json()['id']}")
     assert conflict.status_code == 409
@@ -41,7 +58,8 @@ async def test_cancel_a_finished_job_is_a_conflict(client: httpx.AsyncClient, wo
 async def test_cancel_mid_lean_check(app: FastAPI, client: httpx.AsyncClient, workers: WorkerHandle) -> None:
     await workers.start()
     answer = await client.post(
-        "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem slow : True := trivial -- FAKE:slow=8000"}}
+        "/v1/jobs",
+        json={"kind": "verify", "params": {"code": "theorem slow : True := trivial -- FAKE:slow=8000"}},
     )
     job_id = answer.json()["id"]
     events = app.state.sorryless.events
@@ -51,6 +69,8 @@ async def test_cancel_mid_lean_check(app: FastAPI, client: httpx.AsyncClient, wo
 
     await wait_until(checking)
     await asyncio.sleep(0.3)  # the check is in the REPL now
+    repls = _fake_repls()
+    assert repls, "the worker's REPL processes are children of this test process"
     started = time.monotonic()
     assert (await client.delete(f"/v1/jobs/{job_id}")).status_code == 200
     record = app.state.sorryless.store
@@ -61,6 +81,11 @@ async def test_cancel_mid_lean_check(app: FastAPI, client: httpx.AsyncClient, wo
 
     await wait_until(worker_let_go, timeout_s=5)
     assert time.monotonic() - started < 4, "the 8 s check was abandoned, not waited for"
+
+    async def a_repl_was_killed() -> bool:
+        return bool(repls - _fake_repls())
+
+    await wait_until(a_repl_was_killed, timeout_s=3)  # the REPL busy with the 8 s check was killed
     final = await record.get(job_id)
     assert final is not None and final.status == "cancelled" and final.result is None
     assert final.result_writes == 1
@@ -77,8 +102,13 @@ async def test_cancel_reaches_the_llm(api_settings: Settings, workers: WorkerHan
             await workers.start(settings=settings)
             answer = await client.post(
                 "/v1/jobs",
-                json={"kind": "prove", "params": {"statement": "theorem two_eq : 1 + 1 = 2 := by sorry",
-                                                  "budget": {"max_attempts": 1}}},
+                json={
+                    "kind": "prove",
+                    "params": {
+                        "statement": "theorem two_eq : 1 + 1 = 2 := by sorry",
+                        "budget": {"max_attempts": 1},
+                    },
+                },
             )
             job_id = answer.json()["id"]
 

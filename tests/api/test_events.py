@@ -13,7 +13,9 @@ from tests.api.conftest import WorkerHandle, parse_sse, wait_for_status
 
 async def test_event_stream_of_a_finished_job(client: httpx.AsyncClient, workers: WorkerHandle) -> None:
     await workers.start()
-    answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}})
+    answer = await client.post(
+        "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}}
+    )
     job_id = answer.json()["id"]
     await wait_for_status(client, job_id)
     stream = await client.get(f"/v1/jobs/{job_id}/events")
@@ -25,7 +27,9 @@ async def test_event_stream_of_a_finished_job(client: httpx.AsyncClient, workers
     types = [f["event"] for f in frames[1:]]
     assert types[0] == "queued" and "started" in types and types[-1] == "succeeded"
     ids = [f["id"] for f in frames[1:]]
-    assert all(i.count("-") == 1 for i in ids) and ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
+    assert all(i.count("-") == 1 for i in ids) and ids == sorted(
+        ids, key=lambda i: tuple(map(int, i.split("-")))
+    )
     # resume after the second event: exactly the events after it
     resumed = await client.get(f"/v1/jobs/{job_id}/events", headers={"Last-Event-ID": ids[1]})
     again = [f for f in parse_sse(resumed.text) if "event" in f]
@@ -41,7 +45,8 @@ async def test_resume_after_disconnect_mid_job(live_url: str, workers: WorkerHan
     """Disconnect while a job runs; reconnecting with Last-Event-ID misses nothing and repeats nothing."""
     async with httpx.AsyncClient(base_url=live_url, timeout=30) as client:
         answer = await client.post(
-            "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem s : True := trivial -- FAKE:slow=1500"}}
+            "/v1/jobs",
+            json={"kind": "verify", "params": {"code": "theorem s : True := trivial -- FAKE:slow=1500"}},
         )
         job_id = answer.json()["id"]
         first: list[dict[str, str]] = []
@@ -55,8 +60,9 @@ async def test_resume_after_disconnect_mid_job(live_url: str, workers: WorkerHan
                     break  # disconnect mid-job
         assert first and first[-1]["event"] != "succeeded"
         comments_seen = False
-        async with client.stream("GET", f"/v1/jobs/{job_id}/events",
-                                 headers={"Last-Event-ID": first[-1]["id"]}) as response:
+        async with client.stream(
+            "GET", f"/v1/jobs/{job_id}/events", headers={"Last-Event-ID": first[-1]["id"]}
+        ) as response:
             text = ""
             async for chunk in response.aiter_text():
                 text += chunk
@@ -73,7 +79,9 @@ async def test_resume_after_disconnect_mid_job(live_url: str, workers: WorkerHan
 
 async def test_stream_waits_for_a_queued_job(app: FastAPI, live_url: str, workers: WorkerHandle) -> None:
     async with httpx.AsyncClient(base_url=live_url, timeout=30) as client:
-        answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "theorem q : True := trivial"}})
+        answer = await client.post(
+            "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem q : True := trivial"}}
+        )
         job_id = answer.json()["id"]
 
         async def read_all() -> str:

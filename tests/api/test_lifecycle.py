@@ -17,7 +17,9 @@ STUB = "theorem two_eq : 1 + 1 = 2 := by sorry"
 
 async def test_verify_job_runs_to_a_certificate(client: httpx.AsyncClient, workers: WorkerHandle) -> None:
     await workers.start()
-    answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}})
+    answer = await client.post(
+        "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}}
+    )
     assert answer.status_code == 201, answer.text
     job_id = answer.json()["id"]
     assert answer.headers["location"] == f"/v1/jobs/{job_id}"
@@ -36,7 +38,8 @@ async def test_verify_reports_a_failing_verdict_as_a_finished_job(
 ) -> None:
     await workers.start()
     answer = await client.post(
-        "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : 1 = 1 := by sorry", "policy": "strict"}}
+        "/v1/jobs",
+        json={"kind": "verify", "params": {"code": "theorem t : 1 = 1 := by sorry", "policy": "strict"}},
     )
     job = await wait_for_status(client, answer.json()["id"])
     assert job["status"] == "succeeded"
@@ -65,7 +68,9 @@ async def test_prove_job_with_the_fake_llm(api_settings: Settings, workers: Work
     assert job["certificate"]["verdict"] == "PASS"
     assert job["cost"]["llm_calls"] >= 1
     assert len(script.bodies()) >= 1
-    kinds = [json.loads(e["data"]).get("kind") for e in parse_sse(events.text) if e.get("event") == "progress"]
+    kinds = [
+        json.loads(e["data"]).get("kind") for e in parse_sse(events.text) if e.get("event") == "progress"
+    ]
     assert any(k for k in kinds), "prover events were forwarded into the job stream"
 
 
@@ -75,7 +80,9 @@ def _app(settings: Settings) -> FastAPI:
     return create_app(settings)
 
 
-async def test_prove_without_llm_uses_llm_free_strategies(client: httpx.AsyncClient, workers: WorkerHandle) -> None:
+async def test_prove_without_llm_uses_llm_free_strategies(
+    client: httpx.AsyncClient, workers: WorkerHandle
+) -> None:
     await workers.start()
     answer = await client.post(
         "/v1/jobs", json={"kind": "prove", "params": {"statement": STUB, "budget": {"max_attempts": 4}}}
@@ -89,12 +96,18 @@ async def test_idempotency_key(client: httpx.AsyncClient) -> None:
     body = {"kind": "verify", "params": {"code": "theorem t : True := trivial"}}
     first = await client.post("/v1/jobs", json=body, headers={"Idempotency-Key": "abc"})
     assert first.status_code == 201
-    again = await client.post("/v1/jobs", content=json.dumps(body, indent=2),
-                              headers={"Idempotency-Key": "abc", "content-type": "application/json"})
+    again = await client.post(
+        "/v1/jobs",
+        content=json.dumps(body, indent=2),
+        headers={"Idempotency-Key": "abc", "content-type": "application/json"},
+    )
     assert again.status_code == 200
     assert again.json()["id"] == first.json()["id"]
-    other = await client.post("/v1/jobs", json={**body, "params": {"code": "theorem u : True := trivial"}},
-                              headers={"Idempotency-Key": "abc"})
+    other = await client.post(
+        "/v1/jobs",
+        json={**body, "params": {"code": "theorem u : True := trivial"}},
+        headers={"Idempotency-Key": "abc"},
+    )
     assert other.status_code == 409
     assert other.json()["error"]["code"] == "idempotency_conflict"
     fresh = await client.post("/v1/jobs", json=body, headers={"Idempotency-Key": "def"})
@@ -104,7 +117,9 @@ async def test_idempotency_key(client: httpx.AsyncClient) -> None:
 async def test_list_jobs_with_cursor_pagination_and_filters(client: httpx.AsyncClient) -> None:
     ids = []
     for i in range(7):
-        answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": f"theorem t{i} : True := trivial"}})
+        answer = await client.post(
+            "/v1/jobs", json={"kind": "verify", "params": {"code": f"theorem t{i} : True := trivial"}}
+        )
         ids.append(answer.json()["id"])
     seen: list[str] = []
     cursor = None
@@ -129,10 +144,14 @@ async def test_list_jobs_with_cursor_pagination_and_filters(client: httpx.AsyncC
 async def test_batch_submit_and_aggregate_progress(client: httpx.AsyncClient, workers: WorkerHandle) -> None:
     jobs = [{"kind": "verify", "params": {"code": f"theorem b{i} : True := trivial"}} for i in range(4)]
     jobs.append({"kind": "verify", "params": {"code": "theorem bad : 1 = 1 := by sorry"}})
-    answer = await client.post("/v1/batches", json={"jobs": jobs})
+    answer = await client.post("/v1/batches", json={"jobs": jobs}, headers={"Idempotency-Key": "b1"})
     assert answer.status_code == 201, answer.text
     batch = answer.json()
     assert len(batch["job_ids"]) == 5
+    replay = await client.post("/v1/batches", json={"jobs": jobs}, headers={"Idempotency-Key": "b1"})
+    assert replay.status_code == 200 and replay.json() == batch
+    changed = await client.post("/v1/batches", json={"jobs": jobs[:2]}, headers={"Idempotency-Key": "b1"})
+    assert changed.status_code == 409
     pending = (await client.get(f"/v1/batches/{batch['id']}")).json()
     assert pending["counts"]["queued"] == 5 and pending["done"] is False
     await workers.start()
@@ -149,18 +168,23 @@ async def test_batch_submit_and_aggregate_progress(client: httpx.AsyncClient, wo
     assert job["queue"] == "batch" and job["batch_id"] == batch["id"]
 
 
-async def test_duplicate_delivery_writes_the_result_once(app: FastAPI, client: httpx.AsyncClient,
-                                                         workers: WorkerHandle) -> None:
+async def test_duplicate_delivery_writes_the_result_once(
+    app: FastAPI, client: httpx.AsyncClient, workers: WorkerHandle
+) -> None:
     """At-least-once: a second run of a finished job neither reruns nor rewrites it."""
     from api.queue import AttemptInfo
     from api.worker import Executor, WorkerResources
     from lean_server.checker import Priority
 
     await workers.start()
-    answer = await client.post("/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}})
+    answer = await client.post(
+        "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem t : True := trivial"}}
+    )
     job = await wait_for_status(client, answer.json()["id"])
     state = app.state.sorryless
-    executor = Executor(state.settings, state.store, state.events, state.kinds, WorkerResources(state.settings))
+    executor = Executor(
+        state.settings, state.store, state.events, state.kinds, WorkerResources(state.settings)
+    )
 
     async def beat() -> None:
         return None
@@ -173,3 +197,29 @@ async def test_duplicate_delivery_writes_the_result_once(app: FastAPI, client: h
     assert await state.store.finalize(record, "failed", error={"code": "x", "message": "late"}) is None
     events = await state.events.history(job["id"])
     assert [e.type for e in events if e.terminal] == ["succeeded"]
+
+
+async def test_prove_a_file_with_several_sorries(client: httpx.AsyncClient, workers: WorkerHandle) -> None:
+    file = (
+        "theorem first_one : True := by sorry\n\n"
+        "theorem second_one : 1 = 1 := by sorry\n\n"
+        "theorem done_already : 2 = 2 := rfl\n"
+    )
+    await workers.start()
+    budget = {"max_attempts": 2}
+    every = await client.post("/v1/jobs", json={"kind": "prove", "params": {"file": file, "budget": budget}})
+    chosen = await client.post(
+        "/v1/jobs",
+        json={"kind": "prove", "params": {"file": file, "budget": budget, "targets": ["second_one"]}},
+    )
+    unknown = await client.post(
+        "/v1/jobs", json={"kind": "prove", "params": {"file": file, "targets": ["nope"]}}
+    )
+    all_job = await wait_for_status(client, every.json()["id"], timeout_s=30)
+    one_job = await wait_for_status(client, chosen.json()["id"], timeout_s=30)
+    bad_job = await wait_for_status(client, unknown.json()["id"], timeout_s=30)
+    assert all_job["status"] == "succeeded", all_job
+    assert [p["task_id"].split(":")[-1] for p in all_job["result"]["proofs"]] == ["first_one", "second_one"]
+    assert [p["task_id"].split(":")[-1] for p in one_job["result"]["proofs"]] == ["second_one"]
+    assert bad_job["status"] == "failed" and bad_job["error"]["code"] == "no_targets"
+    assert "second_one" in bad_job["error"]["message"]

@@ -42,8 +42,13 @@ def served(settings: Settings) -> Iterator[str]:
 
 def _checker(operation: Any, mode: GenerationMode, statuses: dict[int, int], failures: list[str]) -> Any:
     @given(case=operation.as_strategy(generation_mode=mode))
-    @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck),
-              phases=[Phase.explicit, Phase.generate], database=None)
+    @settings(
+        max_examples=20,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.generate],
+        database=None,
+    )
     def check(case: Any) -> None:
         extra: dict[str, str] = {}
         if mode is GenerationMode.POSITIVE:
@@ -54,7 +59,9 @@ def _checker(operation: Any, mode: GenerationMode, statuses: dict[int, int], fai
         response = case.call(timeout=10, headers=extra)
         statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
         if response.status_code >= 500:
-            failures.append(f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}")
+            failures.append(
+                f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}"
+            )
             return
         if response.status_code >= 400 and "application/json" in str(response.headers.get("content-type")):
             body = response.json()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,7 +82,7 @@ async def test_api_check_timeout_is_an_error_item_and_the_pool_recovers(settings
     assert response.status_code == 200
     results = _by_id(response.json()["results"])
     assert list(results["hang"]) == ["id", "time", "error"]
-    assert "timed out" in results["hang"]["error"]
+    assert results["hang"]["error"] == "Lean REPL command timed out in 1 seconds"  # Kimina's words
     assert "response" in results["ok"]
     assert again.status_code == 200 and "response" in again.json()["results"][0]
 
@@ -213,3 +215,24 @@ async def test_hostile_snippets_cannot_break_the_pool_or_other_items(settings: S
         assert list(results[key]) == ["id", "time", "error"], results[key]
     assert surrogate.status_code == 400
     assert after.status_code == 200 and "response" in after.json()["results"][0]
+
+
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("/api/check", {"snippets": [{"id": "i", "code": GOOD}], "infotree": "tactics"}),
+        ("/verify", {"codes": [{"custom_id": "i", "proof": GOOD}], "infotree_type": "tactics"}),
+    ],
+)
+async def test_infotree_is_passed_to_the_repl_request(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str, body: dict[str, Any]
+) -> None:
+    log = tmp_path / "repl.log"
+    monkeypatch.setenv("FAKE_REPL_LOG", str(log))
+    async with served(small_pool(settings)) as (_, client):
+        response = await client.post(route, json=body)
+        plain = await client.post("/api/check", json={"snippets": [{"id": "p", "code": GOOD + " "}]})
+    assert response.status_code == 200 and plain.status_code == 200
+    bodies = [json.loads(line)["request"] for line in log.read_text().splitlines()]
+    bodies = [b for b in bodies if "env" in b]
+    assert [b.get("infotree") for b in bodies] == ["tactics", None]

@@ -101,6 +101,7 @@ async def test_slow_elaboration_times_out(core_settings: Settings) -> None:
     outcome = await backend.compile(CompileUnit(code, split_header(code), "", timeout_s=1.0))
     assert time.monotonic() - t0 < 5.0
     assert outcome.status is ReplStatus.TIMEOUT
+    assert outcome.detail == "Lean REPL command timed out in 1 seconds"
     service = LeanService(core_settings, trust_hooks=False)
     try:
         cert = await check_code(service, code, timeout_s=1.0)

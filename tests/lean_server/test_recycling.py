@@ -35,7 +35,9 @@ async def test_a_recycle_never_puts_an_import_on_the_critical_path(
         warm = await check_code(service, "import Mathlib\ntheorem w : True := trivial\n")
         assert warm.timings["import"] > 1.0  # the first check waited for the only import
         certs = [
-            await check_code(service, f"import Mathlib\ntheorem s{i} : True := by\n  FAKE:slow=120\n  trivial\n")
+            await check_code(
+                service, f"import Mathlib\ntheorem s{i} : True := by\n  FAKE:slow=120\n  trivial\n"
+            )
             for i in range(18)
         ]
         kills = service.stats().kills
