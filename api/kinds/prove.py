@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from api.kinds.base import JobKind, KindContext, KindOutcome
+from lean_server.policy import PolicyName
 from prover.types import Budget, Cost, ProofOutcome, ProofTask, ProverEvent
-from sorryless.config import LLMProfileName
 
 
 class ProveParams(BaseModel):
@@ -34,12 +34,27 @@ class ProveParams(BaseModel):
     budget: Budget | None = Field(
         default=None, description="Caps on attempts, tokens, compile calls and wall time."
     )
-    profile: LLMProfileName | None = Field(
-        default=None, description="Model profile (prompt/extraction family)."
+    profile: str | None = Field(
+        default=None,
+        description="Model profile (prompt/extraction family): generic, deepseek-v2, deepseek-v2-cot, "
+        "goedel-v2, goedel-v2-noncot, kimina, kimina-noncot, longcat, oprover (default from settings).",
+    )
+    policy: PolicyName | None = Field(
+        default=None, description="Verification policy of every check: strict (default), sketch or lenient."
     )
     environment: Literal["default"] = Field(
         default="default", description="Lean environment: the worker's configured toolchain + Mathlib."
     )
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, value: str | None) -> str | None:
+        if value is not None:
+            from prover.profiles import profile_names
+
+            if value not in profile_names():
+                raise ValueError(f"unknown profile {value!r}; choose one of {', '.join(profile_names())}")
+        return value
 
     @model_validator(mode="after")
     def _one_source(self) -> ProveParams:
@@ -99,7 +114,13 @@ async def run(params: ProveParams, ctx: KindContext) -> KindOutcome:
     total = Cost()
     for task in tasks:
         outcome: ProofOutcome = await runner.prove(
-            task, strategy=params.strategy, budget=budget, profile=params.profile, on_event=forward
+            task,
+            strategy=params.strategy,
+            budget=budget,
+            profile=params.profile,
+            on_event=forward,
+            policy=params.policy,
+            job_id=ctx.job_id,
         )
         outcomes.append(outcome)
         total.add(outcome.cost)

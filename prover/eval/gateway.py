@@ -11,6 +11,7 @@ the verified proof with its certificate, not the candidates). 429 answers are re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import httpx
@@ -112,12 +113,9 @@ class GatewayProver:
             raise
 
     async def _cancel(self, job_id: str) -> None:
-        try:
-            response = await self._client.post(f"/v1/jobs/{job_id}/cancel")
-            if response.status_code in (404, 405):
-                await self._client.delete(f"/v1/jobs/{job_id}")
-        except httpx.HTTPError:
-            pass
+        """Best effort: the gateway cancels with DELETE /v1/jobs/{id} (409 once it has finished)."""
+        with contextlib.suppress(httpx.HTTPError):
+            await self._client.delete(f"/v1/jobs/{job_id}")
 
 
 def _outcome(task: ProofTask, job: dict[str, Any], strategy: str | None) -> ProofOutcome:

@@ -49,6 +49,10 @@ async def test_unknown_kind_and_fields(client: httpx.AsyncClient) -> None:
     bad_override = {"kind": "verify", "params": {"code": "x", "policy_overrides": {"allow_sorry": "maybe"}}}
     assert_error(await client.post("/v1/jobs", json=bad_override), 422)
     assert_error(await client.post("/v1/jobs", json={"kind": "prove", "params": {}}), 422)
+    bad_profile = {"kind": "prove", "params": {"statement": "a", "profile": "gpt-unknown"}}
+    assert_error(await client.post("/v1/jobs", json=bad_profile), 422)
+    bad_policy = {"kind": "prove", "params": {"statement": "a", "policy": "anything-goes"}}
+    assert_error(await client.post("/v1/jobs", json=bad_policy), 422)
     both = {"kind": "prove", "params": {"statement": "a", "file": "b"}}
     assert_error(await client.post("/v1/jobs", json=both), 422)
     assert_error(await client.post("/v1/jobs", json={**JOB, "queue": "urgent"}), 422)
