@@ -372,18 +372,16 @@ class ReplPool:
     def _recycle(self, group: _Group, proc: ReplProcess, reason: str) -> bool:
         """Recycle a ready (not busy) process without putting an import on anyone's critical path.
 
-        Retired now (True) when another ready process of its header can take its place, or when
-        its replacement is ready (or failed). Otherwise a replacement starts, one over the process
-        cap at most, and ``proc`` keeps serving (False) until that replacement is ready.
+        Retired now (True) when its replacement is ready (or failed to start). Otherwise a
+        replacement starts, one over the process cap at most (one swap at a time; a process due
+        meanwhile serves on until its turn), and ``proc`` keeps serving (False) until that
+        replacement is ready: retiring first would leave a slot empty for a whole import.
         """
         proc.retiring = reason
         replacement = proc.replacement
         if replacement is not None:
             if replacement.header_env is None and replacement in group.procs:
                 return False  # still importing
-            self._retire(group, proc, reason)
-            return True
-        if any(p is not proc and p.retiring is None for p in group.idle):
             self._retire(group, proc, reason)
             return True
         if self._closed or self._total > self.max_processes:

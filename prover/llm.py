@@ -116,6 +116,8 @@ class OpenAICompatibleLLM:
         self._base_url = url.rstrip("/")
         self._root = _server_root(self._base_url)
         self._model = model or settings.llm_model
+        self._context_len: int | None = None  # `max_model_len` from /models, learned once
+        self._context_probed = False
         self._semaphore = asyncio.Semaphore(max(1, settings.llm_max_concurrency))
         self._retry_wait_max_s = retry_wait_max_s
         headers = {"Authorization": f"Bearer {settings.llm_api_key}"} if settings.llm_api_key else {}
@@ -161,6 +163,30 @@ class OpenAICompatibleLLM:
         resp = await self._client.get(f"{self._base_url}/models")
         resp.raise_for_status()
         return [str(m.get("id")) for m in resp.json().get("data", [])]
+
+    async def _learn_context_len(self) -> None:
+        """`max_model_len` of the served model (vLLM and SGLang list it in `/models`), once.
+
+        vLLM answers 400 when ``max_tokens`` exceeds it, so requests are clamped to it."""
+        if self._context_probed:
+            return
+        self._context_probed = True
+        try:
+            resp = await self._client.get(f"{self._base_url}/models", timeout=10.0)
+            cards = resp.json().get("data", []) if resp.status_code == 200 else []
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return
+        for card in cards if isinstance(cards, list) else []:
+            if not isinstance(card, dict):
+                continue
+            limit = card.get("max_model_len")
+            if (
+                isinstance(limit, int)
+                and limit > 0
+                and (self._model is None or card.get("id") == self._model)
+            ):
+                self._context_len = limit
+                return
 
     # ---- generation --------------------------------------------------------------------
     async def complete(self, request: CompletionRequest) -> list[Completion]:
@@ -231,7 +257,13 @@ class OpenAICompatibleLLM:
             body["prompt"] = request.prompt
         else:
             raise LLMBadRequest("a request needs messages or a prompt")
-        body["max_tokens"] = request.max_tokens or self._settings.llm_max_tokens
+        max_tokens = request.max_tokens or self._settings.llm_max_tokens
+        if self._context_len is not None:
+            # prompt + completion must fit the context; ~3 characters a token errs on the short side
+            prompt_chars = len(request.prompt or "") + sum(len(m.content) for m in request.messages or [])
+            room = self._context_len - prompt_chars // 3 - 16
+            max_tokens = max(1, min(max_tokens, room))
+        body["max_tokens"] = max_tokens
         for key in ("temperature", "top_p", "seed", "stop", "presence_penalty"):
             value = getattr(request, key)
             if value is not None:
@@ -243,6 +275,7 @@ class OpenAICompatibleLLM:
         return path, body
 
     async def _once(self, request: CompletionRequest, rid: str) -> list[Completion]:
+        await self._learn_context_len()
         path, body = self._body(request, rid)
         url = f"{self._base_url}{path}"
         # some servers (llama-cpp-python) answer 400 to an X-Request-Id that is not a UUID
@@ -272,6 +305,7 @@ class OpenAICompatibleLLM:
         self, url: str, body: dict[str, Any], headers: dict[str, str], rid: str, started: float
     ) -> list[Completion]:
         texts: dict[int, list[str]] = {}
+        thinking: dict[int, list[str]] = {}
         finish: dict[int, str | None] = {}
         usage: dict[str, Any] = {}
         model: str | None = None
@@ -307,6 +341,9 @@ class OpenAICompatibleLLM:
                     idx = int(choice.get("index", 0))
                     delta = choice.get("delta") or {}
                     piece = delta.get("content") if "delta" in choice else choice.get("text")
+                    thought = delta.get("reasoning_content") or delta.get("reasoning")
+                    if thought:
+                        thinking.setdefault(idx, []).append(thought)
                     if piece:
                         texts.setdefault(idx, []).append(piece)
                     else:
@@ -314,7 +351,12 @@ class OpenAICompatibleLLM:
                     if choice.get("finish_reason"):
                         finish[idx] = choice["finish_reason"]
         choices = [
-            {"index": i, "text": "".join(texts[i]), "finish_reason": finish.get(i)} for i in sorted(texts)
+            {
+                "index": i,
+                "message": {"content": "".join(texts[i]), "reasoning_content": "".join(thinking.get(i, []))},
+                "finish_reason": finish.get(i),
+            }
+            for i in sorted(texts)
         ]
         return _parse_response(
             {"choices": choices, "usage": usage, "model": model}, rid, time.monotonic() - started
@@ -343,7 +385,7 @@ def _choice_text(choice: dict[str, Any]) -> str:
     message = choice.get("message")
     if isinstance(message, dict):
         content = message.get("content") or ""
-        reasoning = message.get("reasoning_content")
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
         if reasoning:  # servers with a reasoning parser split the thinking off; keep it visible
             return f"<think>{reasoning}</think>{content}"
         return str(content)

@@ -170,3 +170,34 @@ async def test_cancel_with_n_aborts_sglang_sub_rids(llm: OpenAICompatibleLLM, sc
     with pytest.raises(asyncio.CancelledError):
         await task
     assert {"multi", "multi_0", "multi_1"} <= set(script.aborted_rids)
+
+
+async def test_max_tokens_is_clamped_to_the_served_context(settings: Settings) -> None:
+    """vLLM answers 400 when prompt + max_tokens exceed max_model_len: the client learns it from /models."""
+    sent: list[dict[str, object]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/models"):
+            return httpx.Response(200, json={"data": [{"id": "small", "max_model_len": 2048}]})
+        body = json.loads(request.content)
+        sent.append(body)
+        choice = {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+        return httpx.Response(
+            200, json={"choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+        )
+
+    client = OpenAICompatibleLLM(
+        settings.model_copy(
+            update={"llm_base_url": "http://mock/v1", "llm_model": "small", "llm_max_tokens": 16384}
+        ),
+        transport=httpx.MockTransport(handler),
+    )
+    try:
+        await client.complete(CompletionRequest(messages=HELLO, rid="ctx"))
+        long_prompt = [ChatMessage(role="user", content="x" * 3000)]
+        await client.complete(CompletionRequest(messages=long_prompt, rid="ctx2", max_tokens=4000))
+    finally:
+        await client.aclose()
+    first, second = (int(str(b["max_tokens"])) for b in sent)
+    assert first <= 2048
+    assert second <= 2048 - 1000  # the ~1000-token prompt leaves less room

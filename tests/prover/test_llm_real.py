@@ -24,14 +24,12 @@ STORY = [ChatMessage(role="user", content="Write a very long story about a drago
 @pytest.fixture
 async def real_llm(settings: Settings) -> AsyncIterator[OpenAICompatibleLLM]:
     url = os.environ["SORRYLESS_TEST_LLM_URL"]
-    client = OpenAICompatibleLLM(
-        settings.model_copy(update={"llm_base_url": url, "llm_request_deadline_s": 120.0})
-    )
+    update: dict[str, object] = {"llm_base_url": url, "llm_request_deadline_s": 120.0}
+    client = OpenAICompatibleLLM(settings.model_copy(update=update))
     if client.model is None:
         models = await client.models()
-        client = OpenAICompatibleLLM(
-            settings.model_copy(update={"llm_base_url": url, "llm_model": models[0]})
-        )
+        await client.aclose()
+        client = OpenAICompatibleLLM(settings.model_copy(update={**update, "llm_model": models[0]}))
     yield client
     await client.aclose()
 
