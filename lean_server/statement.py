@@ -43,6 +43,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from lean_server.source import Declaration, SourceFile, Span, Token
+from lean_server.source.keywords import SCOPE_KINDS
 from lean_server.verdict import Violation
 
 NOTATION_SYNONYMS: dict[str, str] = {
@@ -290,17 +291,7 @@ def prerequisites(stub: SourceFile, target: Declaration) -> list[Declaration]:
     for cmd in stub.commands:
         if cmd is target:
             break
-        if cmd.kind in (
-            "import",
-            "prelude",
-            "open",
-            "set_option",
-            "namespace",
-            "section",
-            "end",
-            "mutual",
-            "universe",
-        ):
+        if cmd.kind in SCOPE_KINDS:
             continue
         if cmd.kind == "unknown" and not cmd.tokens:
             continue

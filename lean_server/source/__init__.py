@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-from lean_server.source.declarations import (
-    DECLARATION_KINDS,
-    HEADER_KINDS,
-    MODIFIERS,
-    SYNTAX_KINDS,
-    Declaration,
-    SourceFile,
-    Span,
-    parse,
-    theorem_names,
-)
+from lean_server.source.declarations import Declaration, SourceFile, Span, parse, theorem_names
+from lean_server.source.keywords import DECLARATION_KINDS, HEADER_KINDS, MODIFIERS, SYNTAX_KINDS
 from lean_server.source.tokens import Comment, LineIndex, Token, tokenize
 
 __all__ = [

@@ -17,96 +17,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from lean_server.source.keywords import (
+    COMMAND_WORDS,
+    DECLARATION_KINDS,
+    HEADER_KINDS,
+    MODIFIERS,
+    OTHER_COMMANDS,
+    SCOPE_PREFIXES,
+    SYNTAX_KINDS,
+)
 from lean_server.source.tokens import Comment, LineIndex, Token, tokenize
 
-DECLARATION_KINDS: frozenset[str] = frozenset(
-    {
-        "theorem",
-        "lemma",
-        "def",
-        "abbrev",
-        "instance",
-        "axiom",
-        "opaque",
-        "example",
-        "structure",
-        "class",
-        "inductive",
-        "coinductive",
-        "irreducible_def",
-        "alias",
-    }
-)
-SYNTAX_KINDS: frozenset[str] = frozenset(
-    {
-        "macro",
-        "macro_rules",
-        "syntax",
-        "elab",
-        "elab_rules",
-        "notation",
-        "infix",
-        "infixl",
-        "infixr",
-        "prefix",
-        "postfix",
-        "declare_syntax_cat",
-        "simproc",
-        "dsimproc",
-        "simproc_decl",
-        "dsimproc_decl",
-        "binder_predicate",
-        "unif_hint",
-        "declare_simp_like_tactic",
-    }
-)
-HEADER_KINDS: frozenset[str] = frozenset(
-    {
-        "import",
-        "prelude",
-        "open",
-        "set_option",
-        "namespace",
-        "section",
-        "end",
-        "universe",
-        "variable",
-        "include",
-        "omit",
-        "export",
-        "attribute",
-        "mutual",
-    }
-)
-OTHER_COMMANDS: frozenset[str] = frozenset(
-    {
-        "run_cmd",
-        "run_elab",
-        "run_meta",
-        "initialize",
-        "builtin_initialize",
-        "deriving",
-        "add_decl_doc",
-        "assert_not_exists",
-        "suppress_compilation",
-        "unseal",
-        "seal",
-        "register_option",
-        "register_simp_attr",
-        "compile_inductive",
-        "termination_by_default",
-    }
-)
 # Keywords that split commands wherever they appear.
-_ALWAYS_SPLIT: frozenset[str] = (DECLARATION_KINDS | SYNTAX_KINDS | HEADER_KINDS | OTHER_COMMANDS) - {
+_ALWAYS_SPLIT: frozenset[str] = COMMAND_WORDS - {
     "open",
     "set_option",
     "deriving",
 }
-MODIFIERS: frozenset[str] = frozenset(
-    {"private", "protected", "noncomputable", "unsafe", "partial", "nonrec"}
-)
-_SCOPE_PREFIXES = frozenset({"local", "scoped"})
 _OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "@[": "]", "⟦": "⟧"}
 _CLOSE_BRACKETS = frozenset(_OPEN_BRACKETS.values())
 _NAMELESS_KINDS = frozenset({"example"})
@@ -223,12 +150,12 @@ def _is_command_start(tokens: list[Token], i: int, in_body: bool) -> bool:
         return tok.column == 0 or not in_body
     if text == "deriving":
         return i + 1 < len(tokens) and tokens[i + 1].text == "instance"
-    if text in MODIFIERS or text in _SCOPE_PREFIXES:
+    if text in MODIFIERS or text in SCOPE_PREFIXES:
         j = i + 1
         window = min(len(tokens), i + 24)  # a real modifier run is short; bounded look-ahead stays linear
         while j < window:
             t = tokens[j].text
-            if t in MODIFIERS or t in _SCOPE_PREFIXES:
+            if t in MODIFIERS or t in SCOPE_PREFIXES:
                 j += 1
             elif t == "[" and text == "scoped":  # scoped[NS] notation
                 j = _skip_brackets(tokens, j, min(len(tokens), j + 16))
@@ -271,7 +198,7 @@ def _split(tokens: list[Token]) -> list[tuple[int, int]]:
                 t = tokens[j]
                 if t.text == "@[":
                     j = _skip_brackets(tokens, j)
-                elif t.text in MODIFIERS or t.text in _SCOPE_PREFIXES:
+                elif t.text in MODIFIERS or t.text in SCOPE_PREFIXES:
                     j += 1
                     if t.text == "scoped" and j < n and tokens[j].text == "[":
                         j = _skip_brackets(tokens, j)
@@ -456,7 +383,7 @@ def parse(text: str) -> SourceFile:
             elif t in MODIFIERS:
                 modifiers.append(t)
                 k += 1
-            elif t in _SCOPE_PREFIXES:
+            elif t in SCOPE_PREFIXES:
                 scope_prefix = t
                 k += 1
                 if t == "scoped" and k < b and tokens[k].text == "[":

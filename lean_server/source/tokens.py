@@ -22,6 +22,8 @@ import re
 from bisect import bisect_right
 from typing import Literal, NamedTuple
 
+from lean_server.source.keywords import KEYWORDS
+
 TokenKind = Literal["ident", "keyword_hash", "number", "string", "char", "name_lit", "symbol"]
 CommentKind = Literal["line", "block", "doc", "moddoc"]
 
@@ -45,91 +47,6 @@ IDENT_RE = re.compile(f"{_ID_PART}(?:\\.{_ID_PART})*")
 
 _PLAIN_PART = re.compile(f"[{_ID_FIRST}][{_ID_REST}]*")
 _NAME_PART = re.compile(f"{_ID_PART}")
-# Words Lean reads as keywords: a name part spelled like one keeps its «» quotes.
-KEYWORDS: frozenset[str] = frozenset(
-    [
-        "theorem",
-        "lemma",
-        "def",
-        "abbrev",
-        "instance",
-        "axiom",
-        "opaque",
-        "example",
-        "structure",
-        "class",
-        "inductive",
-        "coinductive",
-        "macro",
-        "macro_rules",
-        "syntax",
-        "elab",
-        "elab_rules",
-        "notation",
-        "infix",
-        "infixl",
-        "infixr",
-        "prefix",
-        "postfix",
-        "declare_syntax_cat",
-        "import",
-        "prelude",
-        "open",
-        "set_option",
-        "namespace",
-        "section",
-        "end",
-        "universe",
-        "variable",
-        "include",
-        "omit",
-        "export",
-        "attribute",
-        "mutual",
-        "private",
-        "protected",
-        "noncomputable",
-        "unsafe",
-        "partial",
-        "nonrec",
-        "local",
-        "scoped",
-        "fun",
-        "by",
-        "have",
-        "show",
-        "from",
-        "at",
-        "if",
-        "then",
-        "else",
-        "do",
-        "let",
-        "in",
-        "match",
-        "with",
-        "where",
-        "sorry",
-        "admit",
-        "forall",
-        "exists",
-        "Type",
-        "Sort",
-        "Prop",
-        "deriving",
-        "extends",
-        "calc",
-        "suffices",
-        "obtain",
-        "this",
-        "termination_by",
-        "decreasing_by",
-        "run_cmd",
-        "initialize",
-        "builtin_initialize",
-    ]
-)
-
 # Multi-character symbols worth keeping whole (longest first inside each alternation).
 _MULTI_SYMBOLS = (
     "<;>",

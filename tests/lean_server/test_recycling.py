@@ -11,6 +11,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from lean_server import repl
+from lean_server.limits import MemoryLimiter
 from lean_server.repl import tree_rss_from_proc
 from lean_server.service import LeanService
 from lean_server.verdict import Verdict
@@ -101,3 +103,14 @@ def test_tree_rss_of_a_gone_process_is_zero() -> None:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     assert tree_rss_from_proc(proc.pid) == 0
+
+
+def test_rss_falls_back_to_psutil_where_proc_cannot_tell(monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = repl.ReplProcess(["true"], None, MemoryLimiter(0), "")
+    proc.pid = os.getpid()
+    from_proc = proc.rss_bytes()
+    monkeypatch.setattr(repl, "tree_rss_from_proc", lambda pid: None)
+    from_psutil = proc.rss_bytes()
+    assert from_proc > 0 and from_psutil > 0
+    assert proc.last_rss == from_psutil
+    assert abs(from_proc - from_psutil) < 0.2 * from_psutil
