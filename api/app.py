@@ -29,7 +29,8 @@ from api.kinds import JobKind, load_kinds
 from api.metrics import ApiMetrics
 from api.queue import JobQueue
 from api.routes import batches, deadletters, health, jobs, keys, metrics
-from api.worker import build_store, lost_or_aborted
+from api.schemas import V1_ERRORS
+from api.store import build_store
 from sorryless.config import Settings
 from sorryless.logging import get_logger
 
@@ -140,10 +141,6 @@ def create_app(settings: Settings | None = None, *, kinds: dict[str, JobKind] | 
     kinds = kinds if kinds is not None else load_kinds()
     redis = aioredis.Redis.from_url(settings.redis_url, decode_responses=True)
     store, events = build_store(settings, redis)
-
-    async def on_finish(job_id: str, saq_status: str, error: str | None) -> None:
-        await lost_or_aborted(store, job_id, saq_status, error)
-
     keyspace = Keyspace(settings.redis_key_prefix)
     state = AppState(
         settings=settings,
@@ -151,7 +148,7 @@ def create_app(settings: Settings | None = None, *, kinds: dict[str, JobKind] | 
         redis=redis,
         store=store,
         events=events,
-        queue=JobQueue(settings, on_finish=on_finish),
+        queue=JobQueue(settings, on_finish=store.reconcile),
         keys=ApiKeys(redis, keyspace, settings),
         kinds=kinds,
         metrics=ApiMetrics(),
@@ -174,10 +171,8 @@ def create_app(settings: Settings | None = None, *, kinds: dict[str, JobKind] | 
     app.state.sorryless = state
     app.add_middleware(BodyGuard, max_bytes=settings.max_request_bytes)
     _install_error_handlers(app)
-    app.include_router(jobs.build_router(kinds))
-    app.include_router(batches.build_router(kinds))
-    app.include_router(keys.router)
-    app.include_router(deadletters.router)
+    for router in (jobs.build_router(kinds), batches.build_router(kinds), keys.router, deadletters.router):
+        app.include_router(router, responses=V1_ERRORS)
     app.include_router(health.router)
     app.include_router(metrics.router)
     return app

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import httpx
 import redis.asyncio as aioredis
-from fastapi import Depends, Request
+from fastapi import Depends, Header, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from api.auth import ApiKeys, Principal
@@ -97,3 +97,13 @@ async def get_owned_job(job_id: str, caller: Caller, state: State) -> JobRecord:
 
 
 OwnedJob = Annotated[JobRecord, Depends(get_owned_job)]
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        min_length=1,
+        max_length=200,
+        description="Same key + same body answers the first submission (for the result TTL); "
+        "same key + another body is a 409.",
+    ),
+]

@@ -10,7 +10,9 @@ when the queue is deeper than ``queue_max_depth`` or the key is over its active-
 quota, writes each job record (:mod:`api.store`), its first event, the indexes, and the saq job
 exactly as saq's own enqueue script would (job body, ``incomplete`` zset, ``queued`` list).
 So a job is acknowledged only when both its record and its queue entry exist, and never one
-without the other.
+without the other. The script is safe to run twice with the same arguments (a replay finds the
+first job's record and answers ``existing``), so a submit whose connection broke before the
+answer is sent again once: the caller learns whether the job was accepted instead of guessing.
 
 Terminal saq transitions are reconciled with the job record through a ``finish`` hook: a job
 whose worker died (swept after its heartbeat stopped) is retried by saq while it has attempts
@@ -29,15 +31,18 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from saq import Job, Status, Worker
 from saq.queue.redis import RedisQueue
 
 from api.errors import QueueError
 from api.keyspace import QUEUE_NAMES, Keyspace
+from api.store import TERMINAL_STATUSES
 from lean_server.checker import Priority
 from sorryless.config import Settings
 from sorryless.logging import get_logger
@@ -47,6 +52,7 @@ log = get_logger(__name__)
 JOB_FUNCTION = "sorryless_job"
 CANCELLED_ERROR = "cancelled by client"
 SAQ_JOB_TTL_S = 3600
+_SAQ_TIMEOUT_MARGIN_S = 60
 QueueName = Literal["interactive", "batch"]
 
 # KEYS: 1 idem, 2 saq queued, 3 saq incomplete, 4 jobs index, 5 owner index, 6 active set,
@@ -65,6 +71,7 @@ if ARGV[1] == '1' then
     return {'conflict', id}
   end
 end
+if redis.call('EXISTS', KEYS[11]) == 1 then return {'existing', ARGV[3]} end
 local n = tonumber(ARGV[10])
 local depth = redis.call('LLEN', KEYS[2])
 if depth + n > tonumber(ARGV[4]) then return {'busy', tostring(depth)} end
@@ -164,14 +171,16 @@ class AttemptInfo:
         return self.number >= self.max_attempts
 
 
-class JobExecutor:
+class JobExecutor(Protocol):
     """What the workers call (implemented in :mod:`api.worker`)."""
 
-    async def execute(self, job_id: str, attempt: AttemptInfo) -> dict[str, Any]:  # pragma: no cover
-        raise NotImplementedError
+    async def execute(self, job_id: str, attempt: AttemptInfo) -> dict[str, Any]: ...
 
 
-FinishHook = Callable[[str, str, str | None], Awaitable[None]]
+QueueEnding = Literal["cancelled", "lost", "failed"]
+"""How saq ended a job without the job's code writing a result: aborted by a client, swept
+after its worker stopped beating (attempts exhausted), or failed by saq itself."""
+FinishHook = Callable[[str, QueueEnding, str | None], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -239,10 +248,12 @@ class _Queue(RedisQueue):
         await super().finish(job, status, result=result, error=error, **kwargs)
         if self._on_finish is None or status == Status.COMPLETE:
             return
-        if status == Status.ABORTED and error == self.swept_error_message and job.retryable:
+        swept = status == Status.ABORTED and error == self.swept_error_message
+        if swept and job.retryable:
             return  # the sweeper retries it right after this
+        ending: QueueEnding = "lost" if swept else "cancelled" if status == Status.ABORTED else "failed"
         try:
-            await self._on_finish(job.key, status.value, error)
+            await self._on_finish(job.key, ending, error)
         except Exception:  # a hook failure must not break saq's bookkeeping
             log.exception("finish hook failed", job_id=job.key)
 
@@ -272,19 +283,19 @@ class JobQueue:
         await self._redis.aclose()
 
     def _saq_job(self, queue: _Queue, job_id: str, now_ms: int) -> Job:
+        """saq's copy of a job, every knob explicit (saq's defaults are 10 s and no retry). The
+        worker enforces ``job_timeout_s`` itself, so saq's timeout is only a backstop; our record
+        is the archive, so saq's copy is kept at most :data:`SAQ_JOB_TTL_S` after it ends."""
         s = self._settings
         job = Job(
             function=JOB_FUNCTION,
             kwargs={"job_id": job_id},
             queue=queue,
             key=job_id,
-            timeout=int(s.job_timeout_s)
-            + 60,  # the worker enforces job_timeout_s itself; this is the backstop
+            timeout=int(s.job_timeout_s) + _SAQ_TIMEOUT_MARGIN_S,
             heartbeat=s.job_heartbeat_s,
             retries=max(1, s.job_max_retries),
-            ttl=min(
-                s.job_result_ttl_s, SAQ_JOB_TTL_S
-            ),  # our record is the archive; saq's copy is bookkeeping
+            ttl=min(s.job_result_ttl_s, SAQ_JOB_TTL_S),
             retry_delay=s.job_retry_delay_s,
             retry_backoff=s.job_retry_backoff_max_s,
         )
@@ -347,10 +358,40 @@ class JobQueue:
             event = json.dumps({"queue": sub.queue, "kind": sub.record.get("kind")})
             args += [sub.job_id, json.dumps(sub.record), queue.serialize(saq_job), event]
         try:
-            outcome, value = await self._submit(keys=keys, args=args)
+            answer = await self._run_submit(keys, args, answer_id)
+            if answer.outcome == "active" and await self._prune_active(owner):
+                answer = await self._run_submit(keys, args, answer_id)
         except RedisError as exc:
             raise QueueError(f"could not enqueue: {exc}") from exc
+        return answer
+
+    async def _run_submit(self, keys: list[str], args: list[Any], answer_id: str) -> SubmitAnswer:
+        try:
+            outcome, value = await self._submit(keys=keys, args=args)
+        except (RedisConnectionError, RedisTimeoutError):
+            # the script may have run before the connection broke: replay it (it is idempotent)
+            outcome, value = await self._submit(keys=keys, args=args)
+            if _text(outcome) == "existing" and _text(value) == answer_id:
+                outcome = "created"  # our own first run got through
         return SubmitAnswer(outcome=_text(outcome), value=_text(value))
+
+    async def _prune_active(self, owner: str) -> int:
+        """Drop the owner's active-job entries whose record is gone or finished (a record that
+        expired before its result was written); returns how many were dropped."""
+        active_key = self._keys.active(owner)
+        members = [_text(m) for m in await cast(Awaitable[set[Any]], self._redis.smembers(active_key))]
+        if not members:
+            return 0
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for job_id in members:
+                pipe.hget(self._keys.job(job_id), "status")
+            statuses = await pipe.execute()
+        stale = [
+            m for m, st in zip(members, statuses, strict=True) if st is None or _text(st) in TERMINAL_STATUSES
+        ]
+        if stale:
+            await cast(Awaitable[int], self._redis.srem(active_key, *stale))
+        return len(stale)
 
     async def abort(self, job_id: str, queue_name: str) -> None:
         """Cancel a saq job: dequeued when waiting, CancelledError in its handler when running."""
@@ -394,9 +435,6 @@ class JobQueue:
         """Live workers (their heartbeat key has not expired) and their stats."""
         info = await self._queues[queue_name].info()
         return {wid: dict(w) for wid, w in info["workers"].items()}
-
-    async def ping(self) -> bool:
-        return bool(await self._redis.ping())
 
     async def run_workers(
         self,

@@ -14,6 +14,8 @@ MAX_BATCH_JOBS = 1000
 
 
 class ErrorDetail(BaseModel):
+    """One error: a stable code, a message and optional structured detail."""
+
     code: str = Field(description="Stable machine-readable error code, e.g. `not_found`, `rate_limited`.")
     message: str = Field(description="Human-readable explanation.")
     detail: Any = Field(default=None, description="Extra structured detail (validation errors, limits).")
@@ -22,65 +24,84 @@ class ErrorDetail(BaseModel):
 class ErrorResponse(BaseModel):
     """The one error shape of the API."""
 
-    error: ErrorDetail
+    error: ErrorDetail = Field(description="What went wrong.")
+
+
+_ERROR_TEXT: dict[int, str] = {
+    400: "Malformed request (invalid JSON, invalid UTF-8, bad header).",
+    401: "Missing or invalid API key.",
+    403: "The key may not do this (admin only).",
+    404: "No such resource (or not yours).",
+    409: "Conflict (Idempotency-Key reused with another body; job already finished).",
+    413: "Request body larger than the limit.",
+    422: "The body does not validate (unknown kind or field, wrong type).",
+    429: "Rate limit, concurrency cap, daily quota or queue backpressure; see Retry-After.",
+    503: "A dependency (Redis) is unavailable; retry after Retry-After (same Idempotency-Key).",
+}
 
 
 def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """``responses=`` entries documenting error answers with the error model."""
-    text = {
-        400: "Malformed request (invalid JSON, invalid UTF-8, bad header).",
-        401: "Missing or invalid API key.",
-        403: "The key may not do this (admin only).",
-        404: "No such resource (or not yours).",
-        409: "Conflict (Idempotency-Key reused with another body; job already finished).",
-        413: "Request body larger than the limit.",
-        422: "The body does not validate (unknown kind or field, wrong type).",
-        429: "Rate limit, concurrency cap, daily quota or queue backpressure; see Retry-After.",
-        503: "A dependency (Redis) is unavailable; nothing was accepted.",
+    """``responses=`` entries documenting error answers with the error model (JSON routes)."""
+    return {code: {"model": ErrorResponse, "description": _ERROR_TEXT[code]} for code in codes}
+
+
+def stream_error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The same for a route whose success is not JSON (SSE): its errors are still JSON."""
+    schema = {"$ref": "#/components/schemas/ErrorResponse"}
+    return {
+        code: {"description": _ERROR_TEXT[code], "content": {"application/json": {"schema": schema}}}
+        for code in codes
     }
-    return {code: {"model": ErrorResponse, "description": text[code]} for code in codes}
 
 
-class JobView(BaseModel):
-    """A job: its request, state, result and cost."""
+V1_ERRORS = error_responses(503)
+"""Declared on every /v1 router: any route answers 503 while Redis is unreachable."""
 
-    id: str = Field(description="Job id.")
-    kind: str = Field(description="Job kind (`verify`, `prove`, ...).")
-    status: JobStatus = Field(description="queued, running, succeeded, failed or cancelled.")
-    queue: QueueName = Field(description="Queue it runs on.")
-    batch_id: str | None = Field(default=None, description="Batch it belongs to, if any.")
-    params: dict[str, Any] = Field(description="The validated params of the kind.")
-    metadata: dict[str, str] = Field(default_factory=dict, description="Client tags given at submit.")
-    result: dict[str, Any] | None = Field(default=None, description="Kind-specific result (when finished).")
-    certificate: dict[str, Any] | None = Field(
-        default=None, description="The verification certificate (verify; prove of one statement when solved)."
-    )
-    cost: dict[str, Any] | None = Field(
-        default=None, description="What was spent (prove: the prover's Cost)."
-    )
-    error: dict[str, Any] | None = Field(default=None, description="Why the job failed or was cancelled.")
-    attempts: int = Field(description="Deliveries so far (infrastructure retries included).")
-    created_at: float = Field(description="Unix seconds when accepted.")
-    started_at: float | None = Field(default=None, description="Unix seconds when the last delivery started.")
-    finished_at: float | None = Field(default=None, description="Unix seconds when it reached a final state.")
 
-    @classmethod
-    def of(cls, record: JobRecord) -> JobView:
-        return cls.model_validate(
-            record.model_dump(exclude={"owner", "request_hash", "worker", "result_writes"})
-        )
+def submit_responses(model: type[BaseModel], what: str) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` of a submit route: the idempotent replay (200) and its errors."""
+    replay = {"model": model, "description": f"Idempotent replay: the {what} this Idempotency-Key created."}
+    return {200: replay, **error_responses(400, 401, 409, 413, 422, 429, 503)}
 
 
 class JobSummary(BaseModel):
     """A job in a listing."""
 
     id: str = Field(description="Job id.")
-    kind: str = Field(description="Job kind.")
+    kind: str = Field(description="Job kind (`verify`, `prove`, ...).")
     status: JobStatus = Field(description="queued, running, succeeded, failed or cancelled.")
     queue: QueueName = Field(description="Queue it runs on.")
     batch_id: str | None = Field(default=None, description="Batch it belongs to, if any.")
     created_at: float = Field(description="Unix seconds when accepted.")
     finished_at: float | None = Field(default=None, description="Unix seconds when it reached a final state.")
+
+
+class JobOutcome(JobSummary):
+    """A job in a batch: its summary plus what it produced."""
+
+    result: dict[str, Any] | None = Field(default=None, description="Kind-specific result (when finished).")
+    error: dict[str, Any] | None = Field(default=None, description="Why the job failed or was cancelled.")
+
+
+class JobView(JobOutcome):
+    """A job: its request, state, result and cost."""
+
+    params: dict[str, Any] = Field(description="The validated params of the kind.")
+    metadata: dict[str, str] = Field(default_factory=dict, description="Client tags given at submit.")
+    certificate: dict[str, Any] | None = Field(
+        default=None, description="The verification certificate (verify; prove of one statement when solved)."
+    )
+    cost: dict[str, Any] | None = Field(
+        default=None, description="What was spent (prove: the prover's Cost)."
+    )
+    attempts: int = Field(description="Deliveries so far (infrastructure retries included).")
+    started_at: float | None = Field(default=None, description="Unix seconds when the last delivery started.")
+
+    @classmethod
+    def of(cls, record: JobRecord) -> JobView:
+        return cls.model_validate(
+            record.model_dump(exclude={"owner", "request_hash", "worker", "result_writes"})
+        )
 
 
 class JobList(BaseModel):
@@ -93,6 +114,8 @@ class JobList(BaseModel):
 
 
 class JobAccepted(BaseModel):
+    """The answer to a submitted job."""
+
     id: str = Field(description="Job id.")
     status: JobStatus = Field(description="Status at the time of the answer.")
     location: str = Field(description="URL of the job.")
@@ -100,35 +123,35 @@ class JobAccepted(BaseModel):
 
 
 class CancelAnswer(BaseModel):
+    """The answer to a cancel."""
+
     id: str = Field(description="Job id.")
     status: JobStatus = Field(description="`cancelled`.")
 
 
 class BatchAccepted(BaseModel):
+    """The answer to a submitted batch."""
+
     id: str = Field(description="Batch id.")
     job_ids: list[str] = Field(description="Ids of its jobs, in request order.")
     location: str = Field(description="URL of the batch.")
 
 
-class BatchJobState(BaseModel):
-    id: str = Field(description="Job id.")
-    kind: str = Field(description="Job kind.")
-    status: JobStatus = Field(description="queued, running, succeeded, failed or cancelled.")
-    result: dict[str, Any] | None = Field(default=None, description="Kind-specific result (when finished).")
-    error: dict[str, Any] | None = Field(default=None, description="Why it failed or was cancelled.")
-
-
 class BatchView(BaseModel):
+    """A batch: aggregate progress and every job's state and result."""
+
     id: str = Field(description="Batch id.")
     created_at: float = Field(description="Unix seconds when accepted.")
     total: int = Field(description="Jobs in the batch.")
     counts: dict[str, int] = Field(description="Jobs per status.")
     done: bool = Field(description="Every job reached a final state.")
     progress: float = Field(description="Fraction of jobs finished, 0..1.")
-    jobs: list[BatchJobState] = Field(description="Per-job state and result, in request order.")
+    jobs: list[JobOutcome] = Field(description="Per-job state and result, in request order.")
 
 
 class KeyLimits(BaseModel):
+    """Per-key limits; a field left out takes the server default."""
+
     model_config = ConfigDict(extra="forbid")
 
     rate_per_s: float | None = Field(
@@ -144,6 +167,8 @@ class KeyLimits(BaseModel):
 
 
 class KeyCreate(BaseModel):
+    """A new API key request."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=200, description="Who or what the key is for.")
@@ -151,6 +176,8 @@ class KeyCreate(BaseModel):
 
 
 class KeyView(BaseModel):
+    """An API key as stored (never its secret)."""
+
     id: str = Field(description="Key id (not secret; used to revoke).")
     name: str = Field(description="Who or what the key is for.")
     created_at: float = Field(description="Unix seconds when created.")
@@ -164,10 +191,14 @@ class KeyView(BaseModel):
 
 
 class KeyCreated(KeyView):
+    """A new API key, with its secret."""
+
     key: str = Field(description="The secret API key. Shown once; only its hash is stored.")
 
 
 class CheckResult(BaseModel):
+    """The state of one dependency."""
+
     status: Literal["ok", "degraded", "unavailable", "down", "unconfigured"] = Field(
         description="ok; degraded (answers, but not well); unavailable (not reachable or not running); "
         "down (Redis: nothing works); unconfigured (optional and not set up)."
@@ -177,6 +208,8 @@ class CheckResult(BaseModel):
 
 
 class Health(BaseModel):
+    """The state of the service and of every dependency."""
+
     status: Literal["ok", "degraded", "down"] = Field(
         description="down: Redis unreachable; degraded: a dependency is."
     )
@@ -216,6 +249,7 @@ def batch_request_type(job_type: Any) -> type[BaseModel]:
     return create_model(
         "BatchRequest",
         __config__=ConfigDict(extra="forbid"),
+        __doc__="Many jobs, accepted together or not at all.",
         jobs=(list[job_type], Field(min_length=1, max_length=MAX_BATCH_JOBS, description="The jobs.")),
         queue=(
             QueueName,

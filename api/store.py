@@ -16,12 +16,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import redis.asyncio as aioredis
 from pydantic import BaseModel, Field
 
+from api.events import JobEvents
 from api.keyspace import Keyspace
+from sorryless.config import Settings
+
+if TYPE_CHECKING:
+    from api.queue import QueueEnding
 
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
@@ -180,6 +185,25 @@ def new_record_fields(
     }
 
 
+def job_error(code: str, message: str) -> dict[str, str]:
+    """The ``error`` of a job record: a stable code and a (bounded) message."""
+    return {"code": code, "message": message[:4000]}
+
+
+def build_store(settings: Settings, redis: aioredis.Redis) -> tuple[JobStore, JobEvents]:
+    """The job store and event log of ``settings`` on ``redis``."""
+    keys = Keyspace(settings.redis_key_prefix)
+    store = JobStore(
+        redis,
+        keys,
+        ttl_s=settings.job_result_ttl_s,
+        events_maxlen=settings.job_events_maxlen,
+        deadletter_maxlen=settings.deadletter_maxlen,
+    )
+    events = JobEvents(redis, keys, maxlen=settings.job_events_maxlen, ttl_s=settings.job_result_ttl_s)
+    return store, events
+
+
 def _bucket(seconds: float) -> str:
     for bound in LATENCY_BUCKETS_S:
         if seconds <= bound:
@@ -217,13 +241,9 @@ class JobStore:
             raws = await pipe.execute()
         return [JobRecord.from_hash(raw) if raw else None for raw in raws]
 
-    async def statuses(self, job_ids: list[str]) -> list[str | None]:
-        if not job_ids:
-            return []
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for job_id in job_ids:
-                pipe.hget(self._keys.job(job_id), "status")
-            return list(await pipe.execute())
+    async def status(self, job_id: str) -> str | None:
+        """The job's status alone (None when there is no such job)."""
+        return await cast(Awaitable[str | None], self._redis.hget(self._keys.job(job_id), "status"))
 
     async def mark_running(self, job_id: str, *, attempt: int, worker: str) -> str:
         """Mark a job running; answers 'running', 'missing' or the terminal status it already has."""
@@ -312,6 +332,20 @@ class JobStore:
             ],
         )
         return answer if answer else None
+
+    async def reconcile(self, job_id: str, ending: QueueEnding, error: str | None) -> None:
+        """saq ended a job without the job's code writing its result: write the record's end."""
+        record = await self.get(job_id)
+        if record is None or record.terminal:
+            return
+        if ending == "cancelled":
+            await self.finalize(record, "cancelled", error=job_error("cancelled", error or "cancelled"))
+        elif ending == "lost":
+            reason = "worker lost (no heartbeat), attempts exhausted"
+            await self.finalize(record, "failed", error=job_error("worker_lost", reason), dead_letter=True)
+        else:
+            reason = error or "failed by the queue"
+            await self.finalize(record, "failed", error=job_error("infra_error", reason), dead_letter=True)
 
     async def dead_letters(self, count: int = 100) -> list[dict[str, Any]]:
         entries = await self._redis.xrevrange(self._keys.deadletter, count=count)

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from api.auth import Principal
+from api.deps import AppState
 from api.errors import ApiError, QueueError, too_many
 from api.queue import QueueName, Submission
 from api.store import new_record_fields
@@ -60,7 +61,7 @@ def _seconds_to_utc_midnight(now: float) -> float:
 
 
 async def submit(
-    state: Any,
+    state: AppState,
     caller: Principal,
     submissions: list[Submission],
     *,
@@ -82,7 +83,7 @@ async def submit(
         raise ApiError(
             503,
             "queue_unavailable",
-            "the job queue is unavailable; nothing was accepted",
+            "the job queue is unavailable; retry (with the same Idempotency-Key, to be safe)",
             detail=str(exc),
             headers={"Retry-After": "5"},
         ) from exc

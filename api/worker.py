@@ -4,19 +4,19 @@ A worker process serves the interactive and batch queues with separate concurren
 Checker and one prover runner between its jobs (created on first use), beats the job's
 heartbeat while it runs, and writes the result once (:meth:`api.store.JobStore.finalize`).
 
-Failure rules: params that do not validate, unknown kinds, job timeouts and bugs fail the job
-(never retried); infrastructure failures (:data:`INFRA_ERRORS`) are retried with exponential
-backoff while attempts remain, then failed with a dead-letter entry; a worker that dies
-mid-job stops beating, its job is swept and retried on another worker.
+Failure rules: params that do not validate, unknown kinds, the job's own deadline and bugs fail
+the job (never retried); infrastructure failures (:data:`INFRA_ERRORS`, including a
+``TimeoutError`` of a backend inside the kind) are retried with exponential backoff while
+attempts remain, then failed with a dead-letter entry; a worker that stops (SIGTERM) or dies
+mid-job puts the job back in the queue (or stops beating, and its job is swept and retried on
+another worker).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import redis.asyncio as aioredis
@@ -27,14 +27,17 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from api.errors import InfraError
 from api.events import JobEvents
-from api.keyspace import QUEUE_NAMES, Keyspace
+from api.keyspace import QUEUE_NAMES
 from api.kinds import JobKind, KindContext, KindOutcome, load_kinds
 from api.queue import AttemptInfo, JobExecutor, JobQueue
-from api.store import JobRecord, JobStore
+from api.store import JobRecord, JobStore, build_store, job_error
 from lean_server.checker import Checker, LeanError
 from prover.errors import LLMTimeout, LLMUnavailable
 from sorryless.config import Settings
 from sorryless.logging import get_logger
+
+if TYPE_CHECKING:
+    from prover.runner import ProverRunner
 
 log = get_logger(__name__)
 
@@ -47,11 +50,12 @@ INFRA_ERRORS: tuple[type[BaseException], ...] = (
     httpx.TransportError,
     RedisConnectionError,
     RedisTimeoutError,
+    TimeoutError,
 )
 
 
-def _error(code: str, message: str) -> dict[str, Any]:
-    return {"code": code, "message": message[:4000]}
+class _JobDeadline(Exception):
+    """The job ran past ``settings.job_timeout_s``."""
 
 
 class WorkerResources:
@@ -61,39 +65,34 @@ class WorkerResources:
         self._settings = settings
         self._lock = asyncio.Lock()
         self._checker: Checker | None = None
-        self._prover: Any = None
+        self._prover: ProverRunner | None = None
 
     async def checker(self) -> Checker:
         async with self._lock:
             if self._checker is None:
                 from lean_server.connect import connect
 
-                checker: Any = connect(self._settings)
-                if inspect.isawaitable(checker):
-                    checker = await checker
-                start = getattr(checker, "start", None)
+                checker = connect(self._settings)
+                start = getattr(checker, "start", None)  # the in-process LeanService starts its pool
                 if start is not None:
                     await start()
                 self._checker = checker
             return self._checker
 
-    async def prover(self) -> Any:
+    async def prover(self) -> ProverRunner:
         checker = await self.checker()
         async with self._lock:
             if self._prover is None:
-                build_runner = importlib.import_module("prover").build_runner
-                runner: Any = build_runner(self._settings, checker)
-                if inspect.isawaitable(runner):
-                    runner = await runner
-                self._prover = runner
+                from prover.runner import build_runner
+
+                self._prover = build_runner(self._settings, checker)
             return self._prover
 
     async def aclose(self) -> None:
         for resource in (self._prover, self._checker):
-            close = getattr(resource, "aclose", None)
-            if close is not None:
+            if resource is not None:
                 with contextlib.suppress(Exception):
-                    await close()
+                    await resource.aclose()
         self._prover = self._checker = None
 
 
@@ -130,13 +129,13 @@ class Executor(JobExecutor):
         kind = self._kinds.get(record.kind)
         if kind is None:
             await self._store.finalize(
-                record, "failed", error=_error("unknown_kind", f"no job kind {record.kind!r}")
+                record, "failed", error=job_error("unknown_kind", f"no job kind {record.kind!r}")
             )
             return {"status": "failed"}
         try:
             params = kind.params_model.model_validate(record.params)
         except ValidationError as exc:
-            await self._store.finalize(record, "failed", error=_error("invalid_params", str(exc)))
+            await self._store.finalize(record, "failed", error=job_error("invalid_params", str(exc)))
             return {"status": "failed"}
 
         async def emit(event_type: str, data: dict[str, Any]) -> None:
@@ -157,15 +156,14 @@ class Executor(JobExecutor):
         except asyncio.CancelledError:
             if run_task.cancelled() and not _current_task_cancelling():
                 # cancelled by the watcher: the record already says "cancelled"
-                await self._store.finalize(
-                    record, "cancelled", error=_error("cancelled", "cancelled by client")
-                )
                 return {"status": "cancelled"}
+            # the worker is stopping, or saq gave the job up here: saq delivers it again
+            with contextlib.suppress(Exception):
+                await self._store.set_queued(job_id, "worker stopped", retry_in_attempt=attempt.number + 1)
             raise
-        except TimeoutError:
-            await self._store.finalize(
-                record, "failed", error=_error("timeout", f"job exceeded {self._settings.job_timeout_s:g} s")
-            )
+        except _JobDeadline:
+            message = f"job exceeded {self._settings.job_timeout_s:g} s"
+            await self._store.finalize(record, "failed", error=job_error("timeout", message))
             return {"status": "failed"}
         except INFRA_ERRORS as exc:
             message = f"{type(exc).__name__}: {exc}"
@@ -175,14 +173,14 @@ class Executor(JobExecutor):
                 raise InfraError(message) from exc
             record.attempts = attempt.number
             await self._store.finalize(
-                record, "failed", error=_error("infra_error", message), dead_letter=True
+                record, "failed", error=job_error("infra_error", message), dead_letter=True
             )
             bound.error("infrastructure failure, attempts exhausted", error=message)
             return {"status": "failed"}
         except Exception as exc:
             bound.exception("job failed")
             await self._store.finalize(
-                record, "failed", error=_error("internal_error", f"{type(exc).__name__}: {exc}")
+                record, "failed", error=job_error("internal_error", f"{type(exc).__name__}: {exc}")
             )
             return {"status": "failed"}
         finally:
@@ -200,8 +198,14 @@ class Executor(JobExecutor):
         return {"status": outcome.status}
 
     async def _run(self, kind: JobKind, params: Any, ctx: KindContext) -> KindOutcome:
-        async with asyncio.timeout(self._settings.job_timeout_s):
-            return await kind.run(params, ctx)
+        deadline = asyncio.timeout(self._settings.job_timeout_s)
+        try:
+            async with deadline:
+                return await kind.run(params, ctx)
+        except TimeoutError as exc:
+            if deadline.expired():
+                raise _JobDeadline from exc
+            raise  # a backend's own timeout inside the kind: infrastructure
 
     async def _watch(self, job_id: str, attempt: AttemptInfo, run_task: asyncio.Task[KindOutcome]) -> None:
         """Beat the heartbeat; cancel the run when the record says the job was cancelled."""
@@ -215,8 +219,7 @@ class Executor(JobExecutor):
                 if since_beat >= beat_every:
                     since_beat = 0.0
                     await attempt.heartbeat()
-                statuses = await self._store.statuses([job_id])
-                if statuses and statuses[0] == "cancelled":
+                if await self._store.status(job_id) == "cancelled":
                     run_task.cancel()
                     return
             except Exception:
@@ -226,33 +229,6 @@ class Executor(JobExecutor):
 def _current_task_cancelling() -> bool:
     task = asyncio.current_task()
     return bool(task is not None and task.cancelling())
-
-
-async def lost_or_aborted(store: JobStore, job_id: str, saq_status: str, error: str | None) -> None:
-    """saq finished a job without our code writing its result: reconcile the record."""
-    record = await store.get(job_id)
-    if record is None or record.terminal:
-        return
-    if saq_status == "aborted" and error and "swept" not in error:
-        await store.finalize(record, "cancelled", error=_error("cancelled", error))
-        return
-    reason = (
-        "worker lost (no heartbeat), attempts exhausted" if saq_status == "aborted" else (error or "failed")
-    )
-    await store.finalize(record, "failed", error=_error("worker_lost", reason), dead_letter=True)
-
-
-def build_store(settings: Settings, redis: aioredis.Redis) -> tuple[JobStore, JobEvents]:
-    keys = Keyspace(settings.redis_key_prefix)
-    store = JobStore(
-        redis,
-        keys,
-        ttl_s=settings.job_result_ttl_s,
-        events_maxlen=settings.job_events_maxlen,
-        deadletter_maxlen=settings.deadletter_maxlen,
-    )
-    events = JobEvents(redis, keys, maxlen=settings.job_events_maxlen, ttl_s=settings.job_result_ttl_s)
-    return store, events
 
 
 async def run_worker(
@@ -267,11 +243,7 @@ async def run_worker(
     """Serve jobs until ``stop`` is set (or SIGINT/SIGTERM when none is given), then clean up."""
     redis = aioredis.Redis.from_url(settings.redis_url, decode_responses=True)
     store, events = build_store(settings, redis)
-
-    async def on_finish(job_id: str, saq_status: str, error: str | None) -> None:
-        await lost_or_aborted(store, job_id, saq_status, error)
-
-    queue = JobQueue(settings, on_finish=on_finish)
+    queue = JobQueue(settings, on_finish=store.reconcile)
     resources = WorkerResources(settings)
     executor = Executor(settings, store, events, kinds if kinds is not None else load_kinds(), resources)
     own_stop = stop is None
@@ -298,4 +270,4 @@ async def run_worker(
         log.info("worker stopped")
 
 
-__all__ = ["INFRA_ERRORS", "Executor", "JobRecord", "WorkerResources", "build_store", "run_worker"]
+__all__ = ["INFRA_ERRORS", "Executor", "JobRecord", "WorkerResources", "run_worker"]

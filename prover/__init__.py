@@ -11,7 +11,6 @@ from typing import Any
 
 _EXPORTS: dict[str, str] = {
     "Meter": "prover.budget",
-    "BudgetExhausted": "prover.errors",
     "LLMBadRequest": "prover.errors",
     "LLMError": "prover.errors",
     "LLMProtocolError": "prover.errors",

@@ -35,6 +35,12 @@ class Meter:
     def attempts_left(self) -> int:
         return max(0, self.budget.max_attempts - self._reserved)
 
+    def compile_calls_left(self) -> int | None:
+        """Lean checks the budget still allows (None: no cap); checks in flight are not subtracted."""
+        if self.budget.max_compile_calls is None:
+            return None
+        return max(0, self.budget.max_compile_calls - self.cost.compile_calls)
+
     def exhausted(self) -> str | None:
         """Why no further attempt may start, or None."""
         b = self.budget
@@ -67,9 +73,9 @@ class Meter:
         if wanted <= 0 or self.exhausted() is not None:
             return 0
         granted = min(wanted, self.attempts_left())
-        if self.budget.max_compile_calls is not None:
-            granted = min(granted, self.budget.max_compile_calls - self.cost.compile_calls)
-        granted = max(0, granted)
+        compile_left = self.compile_calls_left()
+        if compile_left is not None:
+            granted = min(granted, compile_left)
         self._reserved += granted
         self.cost.attempts += granted
         if repair:

@@ -40,13 +40,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fill every `sorry`-ed theorem/lemma of FILE; only PASS-certified proofs are written."""
         import asyncio
+        import json
 
         from rich.console import Console
 
-        from prover.errors import ProverError
         from prover.prove_file import prove_file
         from prover.types import Budget
         from sorryless.config import Settings
+        from sorryless.errors import SorrylessError
         from sorryless.logging import configure_logging
 
         settings = Settings()
@@ -82,7 +83,7 @@ def register(app: typer.Typer) -> None:
                     on_theorem=on_theorem,
                 )
             )
-        except (ProverError, ValueError) as exc:
+        except (SorrylessError, ValueError) as exc:  # prover, LLM and Lean errors
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
         finally:
@@ -92,7 +93,7 @@ def register(app: typer.Typer) -> None:
             payload = report.model_dump(mode="json")
             payload["solved"] = report.solved
             payload["unsolved"] = report.unsolved
-            typer.echo(__import__("json").dumps(payload, indent=2))
+            typer.echo(json.dumps(payload, indent=2))
         else:
             console = Console()
             for t in report.theorems:

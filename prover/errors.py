@@ -7,8 +7,7 @@ ProverError(SorrylessError)
 │   ├── LLMBadRequest           the server rejected the request (4xx, never retried)
 │   └── LLMProtocolError        the answer could not be understood
 ├── StrategyUnavailable         strategy unknown, or needs an LLM that is not configured
-├── ProfileNotFound             unknown model profile
-└── BudgetExhausted             a cap of the Budget was reached
+└── ProfileNotFound             unknown model profile
 """
 
 from __future__ import annotations
@@ -54,7 +53,3 @@ class StrategyUnavailable(ProverError):
 
 class ProfileNotFound(ProverError):
     """Unknown model profile name."""
-
-
-class BudgetExhausted(ProverError):
-    """A cap of the Budget was reached."""

@@ -31,7 +31,8 @@ Rule = Literal["last_block", "kimina_block"]
 Source = Literal["block", "continuation", "body"]
 
 _FENCE_OPEN = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n", re.MULTILINE)
-_FENCE_CLOSE = re.compile(r"^[ \t]*```[ \t]*$", re.MULTILINE)
+# a closing fence ends a line: usually alone on it, sometimes glued to the last line of code
+_FENCE_CLOSE = re.compile(r"```[ \t]*$", re.MULTILINE)
 _THINK_CLOSE = "</think>"
 _LEAN_TAGS = ("lean4", "lean", "lean3")
 

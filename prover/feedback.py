@@ -66,12 +66,21 @@ def plain_list(cert: Certificate, *, limit: int = 8) -> str:
     for p in items[:limit]:
         where = f"line {p.line}, column {p.column}: " if p.line is not None else ""
         lines.append(f"- {where}{p.severity}: {p.data.strip()}")
-    if len(items) > limit:
-        lines.append(f"... [Omitted {len(items) - limit} more errors] ...")
+    lines += closing_lines(cert, shown=min(limit, len(items)), total=len(items))
+    return "\n".join(lines)
+
+
+def closing_lines(
+    cert: Certificate, *, shown: int, total: int, system_label: str = "System error"
+) -> list[str]:
+    """What ends an error list: how many errors were left out, and the system error if any."""
+    out: list[str] = []
+    if total > shown:
+        out.append(f"... [Omitted {total - shown} more errors] ...")
     sys_err = system_error(cert)
     if sys_err:
-        lines.append(f"System error: {sys_err}")
-    return "\n".join(lines)
+        out.append(f"{system_label}: {sys_err}")
+    return out
 
 
 def kimina_json(cert: Certificate) -> dict[str, object]:

@@ -83,14 +83,19 @@ def _render(
         if cand is not None:
             pieces.append(text[pos : thm.start])
             if cand.helpers:
-                pieces.append(cand.helpers.strip() + "\n\n")
-            pieces.append(text[thm.start : thm.assign + 2] + cand.body.rstrip())
+                pieces.append(_line_endings_of(text, cand.helpers.strip() + "\n\n"))
+            pieces.append(text[thm.start : thm.assign + 2] + _line_endings_of(text, cand.body.rstrip()))
             pos = thm.end
         elif drop_unsolved:
             pieces.append(text[pos : thm.doc_start])
             pos = thm.end
     pieces.append(text[pos:upto])
     return "".join(pieces)
+
+
+def _line_endings_of(text: str, inserted: str) -> str:
+    """``inserted`` (LF, as extraction makes it) with the line endings of the file it goes into."""
+    return inserted.replace("\n", "\r\n") if "\r\n" in text else inserted
 
 
 def task_for(

@@ -222,7 +222,7 @@ class OpenAICompatibleLLM:
     async def _abort_one(self, rid: str) -> None:
         try:
             await self._client.post(f"{self._root}/abort_request", json={"rid": rid}, timeout=5.0)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, RuntimeError) as exc:  # RuntimeError: the client was closed meanwhile
             _log.debug("abort_request failed", rid=rid, error=str(exc))
 
     async def _call(self, request: CompletionRequest) -> list[Completion]:
@@ -296,6 +296,8 @@ class OpenAICompatibleLLM:
                 return _parse_response(payload, rid, time.monotonic() - started)
         except TimeoutError as exc:
             raise LLMTimeout(f"LLM request {rid} passed its deadline") from exc
+        except httpx.ConnectTimeout as exc:  # a connection error: retried like a refused connection
+            raise LLMUnavailable(f"LLM server unreachable: {exc!r}") from exc
         except httpx.TimeoutException as exc:
             raise LLMTimeout(f"LLM request {rid} timed out: {exc!r}") from exc
         except httpx.TransportError as exc:

@@ -21,18 +21,8 @@ done
 VENV=.venv
 STAMP="$VENV/.sorryless-install-stamp"
 
-as_root() {
-  if [[ "$(id -u)" == "0" ]]; then "$@";
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo "$@";
-  else return 1; fi
-}
-
-apt_install() {
-  command -v apt-get >/dev/null 2>&1 || return 1
-  export DEBIAN_FRONTEND=noninteractive
-  as_root apt-get install -y -q "$@" >/dev/null 2>&1 \
-    || { as_root apt-get update -q >/dev/null 2>&1 && as_root apt-get install -y -q "$@" >/dev/null 2>&1; }
-}
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 pick_python() {
   for candidate in python3.13 python3.12 python3.11 python3; do

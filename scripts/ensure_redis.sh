@@ -18,18 +18,8 @@ redis_answers() (
   [[ "$reply" == +PONG* ]]
 )
 
-as_root() {
-  if [[ "$(id -u)" == "0" ]]; then "$@";
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo "$@";
-  else return 1; fi
-}
-
-apt_install() {
-  command -v apt-get >/dev/null 2>&1 || return 1
-  export DEBIAN_FRONTEND=noninteractive
-  as_root apt-get install -y -q "$@" >/dev/null 2>&1 \
-    || { as_root apt-get update -q >/dev/null 2>&1 && as_root apt-get install -y -q "$@" >/dev/null 2>&1; }
-}
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 if redis_answers; then
   echo "redis: answering on ${HOST}:${PORT}"

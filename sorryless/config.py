@@ -136,7 +136,7 @@ class Settings(BaseSettings):
         default=32, description="Default attempts per statement (pass@32 style)."
     )
     prover_parallel: int = Field(
-        default=4, ge=1, description="Concurrent sample lineages per task (repair/whole)."
+        default=4, ge=1, description="Concurrent lineages (repair/whole) or tactic checks (portfolio)."
     )
     prover_retrieval_k: int = Field(
         default=4, ge=0, description="Retrieved verified proofs shown to the model."

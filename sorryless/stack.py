@@ -134,15 +134,19 @@ class ProcessGroup:
 
 
 def _port_open(host: str, port: int, timeout_s: float, stop: threading.Event) -> bool:
+    """True once ``host:port`` accepts a connection; False after ``timeout_s``, or when a stop is
+    requested and one more try finds the port still closed (a Ctrl-C right after start-up must not
+    hide that the gateway did come up)."""
     deadline = time.monotonic() + timeout_s
     target = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    while time.monotonic() < deadline and not stop.is_set():
+    while True:
         try:
             with socket.create_connection((target, port), timeout=0.5):
                 return True
         except OSError:
-            time.sleep(0.2)
-    return False
+            if stop.is_set() or time.monotonic() >= deadline:
+                return False
+            stop.wait(0.2)
 
 
 def run_stack(
@@ -161,7 +165,7 @@ def run_stack(
         if url is not None:
             if wait_for is not None and _port_open(wait_for[0], wait_for[1], 30.0, group.stop_requested):
                 say(f"sorryless is running at {url}  (Ctrl-C to stop)")
-            else:
+            elif not group.stop_requested.is_set():
                 say(f"sorryless is starting at {url}  (Ctrl-C to stop)")
         return group.watch()
     finally:
@@ -180,7 +184,10 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(1, "--workers", min=0, help="Worker processes."),
     ) -> None:
         """Start the gateway, the workers and (when Lean is available) the lean-server; Ctrl-C stops all."""
+        from sorryless.logging import configure_logging
+
         settings = Settings()
+        configure_logging(settings)
         bind_host = host or settings.api_host
         bind_port = port or settings.api_port
         lean = probe_lean(settings)
@@ -189,4 +196,5 @@ def register(app: typer.Typer) -> None:
         shown = "127.0.0.1" if bind_host in ("0.0.0.0", "") else bind_host
         url = f"http://{shown}:{bind_port}"
         code = run_stack(specs, url=url, wait_for=(bind_host, bind_port), say=lambda line: typer.echo(line))
+        typer.echo("sorryless stopped" if code == 0 else "sorryless stopped: a component exited on its own")
         raise typer.Exit(code)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from api.kinds.base import JobKind, KindContext, KindOutcome, Resources
+from api.kinds.base import JobKind, KindContext, KindOutcome, LeanParams, Resources
 
 KIND_MODULES: dict[str, str] = {
     "verify": "api.kinds.verify",
@@ -29,4 +29,4 @@ def load_kinds() -> dict[str, JobKind]:
     return kinds
 
 
-__all__ = ["KIND_MODULES", "JobKind", "KindContext", "KindOutcome", "Resources", "load_kinds"]
+__all__ = ["KIND_MODULES", "JobKind", "KindContext", "KindOutcome", "LeanParams", "Resources", "load_kinds"]

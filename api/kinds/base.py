@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from lean_server.checker import Checker, Priority
+from lean_server.policy import PolicyName
 from sorryless.config import Settings
+
+if TYPE_CHECKING:
+    from prover.runner import ProverRunner
 
 
 class Resources(Protocol):
@@ -17,7 +21,7 @@ class Resources(Protocol):
 
     async def checker(self) -> Checker: ...
 
-    async def prover(self) -> Any: ...
+    async def prover(self) -> ProverRunner: ...
 
 
 EmitFn = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -36,6 +40,21 @@ class KindContext:
 
     async def progress(self, **data: Any) -> None:
         await self.emit("progress", data)
+
+
+class LeanParams(BaseModel):
+    """Options every Lean-checked kind takes (unknown fields are refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: PolicyName | None = Field(
+        default=None,
+        description="Verification policy preset of every check: strict (default), sketch, lenient.",
+    )
+    environment: Literal["default"] = Field(
+        default="default",
+        description="Lean environment: the worker's configured toolchain + Mathlib (stamped on the certificate).",
+    )
 
 
 class KindOutcome(BaseModel):

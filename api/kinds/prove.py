@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from api.kinds.base import JobKind, KindContext, KindOutcome
-from lean_server.policy import PolicyName
+from api.kinds.base import JobKind, KindContext, KindOutcome, LeanParams
 from prover.types import Budget, Cost, ProofOutcome, ProofTask, ProverEvent
 
 
-class ProveParams(BaseModel):
+class ProveParams(LeanParams):
     """Parameters of a ``prove`` job: exactly one of ``statement`` and ``file``."""
-
-    model_config = ConfigDict(extra="forbid")
 
     statement: str | None = Field(
         default=None,
@@ -38,12 +35,6 @@ class ProveParams(BaseModel):
         default=None,
         description="Model profile (prompt/extraction family): generic, deepseek-v2, deepseek-v2-cot, "
         "goedel-v2, goedel-v2-noncot, kimina, kimina-noncot, longcat, oprover (default from settings).",
-    )
-    policy: PolicyName | None = Field(
-        default=None, description="Verification policy of every check: strict (default), sketch or lenient."
-    )
-    environment: Literal["default"] = Field(
-        default="default", description="Lean environment: the worker's configured toolchain + Mathlib."
     )
 
     @field_validator("profile")

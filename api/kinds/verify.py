@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from api.errors import InfraError
-from api.kinds.base import JobKind, KindContext, KindOutcome
+from api.kinds.base import JobKind, KindContext, KindOutcome, LeanParams
 from lean_server.checker import Snippet, check_one
-from lean_server.policy import PolicyName, resolve_policy
+from lean_server.policy import resolve_policy
 from lean_server.verdict import Verdict
 
 
-class VerifyParams(BaseModel):
+class VerifyParams(LeanParams):
     """Parameters of a ``verify`` job."""
-
-    model_config = ConfigDict(extra="forbid")
 
     code: str = Field(
         min_length=1, description="The Lean file to check: imports/options header + declarations."
@@ -25,18 +23,11 @@ class VerifyParams(BaseModel):
         default=None,
         description="The sorry-stub the code must prove; enables the statement-match and legality tiers.",
     )
-    policy: PolicyName | None = Field(
-        default=None, description="Policy preset: strict (default), sketch, lenient."
-    )
     policy_overrides: dict[str, Any] | None = Field(
         default=None, description="Per-request policy fields (see the Policy model of lean_server)."
     )
     timeout_s: float | None = Field(
         default=None, gt=0, le=3600, description="Deadline of the check, seconds."
-    )
-    environment: Literal["default"] = Field(
-        default="default",
-        description="Lean environment: the worker's configured toolchain + Mathlib (stamped on the certificate).",
     )
 
     @model_validator(mode="after")

@@ -10,17 +10,17 @@ from typing import Any, cast
 
 from fastapi import APIRouter, Response
 
-from api.deps import Caller, State
+from api.deps import Caller, IdempotencyKey, State
 from api.errors import ApiError
 from api.kinds import JobKind
-from api.routes.jobs import IdempotencyKey
 from api.schemas import (
     BatchAccepted,
-    BatchJobState,
     BatchView,
+    JobOutcome,
     batch_request_type,
     error_responses,
     job_request_type,
+    submit_responses,
 )
 from api.submitting import new_id, request_hash, submit, to_submission
 
@@ -36,13 +36,7 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         status_code=201,
         response_model=BatchAccepted,
         summary="Submit a batch of jobs",
-        responses={
-            200: {
-                "model": BatchAccepted,
-                "description": "Idempotent replay: the batch this Idempotency-Key created.",
-            },
-            **error_responses(400, 401, 409, 413, 422, 429, 503),
-        },
+        responses=submit_responses(BatchAccepted, "batch"),
     )
     async def submit_batch(
         body: batch_request,  # type: ignore[valid-type]
@@ -106,20 +100,12 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         job_ids: list[str] = json.loads(raw["job_ids"])
         records = await state.store.get_many(job_ids)
         counts = dict.fromkeys(STATUSES, 0)
-        jobs: list[BatchJobState] = []
-        for job_id, record in zip(job_ids, records, strict=True):
+        jobs: list[JobOutcome] = []
+        for record in records:
             if record is None:
                 continue
             counts[record.status] += 1
-            jobs.append(
-                BatchJobState(
-                    id=job_id,
-                    kind=record.kind,
-                    status=record.status,
-                    result=record.result,
-                    error=record.error,
-                )
-            )
+            jobs.append(JobOutcome.model_validate(record.model_dump()))
         total = len(job_ids)
         finished = counts["succeeded"] + counts["failed"] + counts["cancelled"]
         return BatchView(

@@ -14,6 +14,8 @@ router = APIRouter(prefix="/v1", tags=["admin"])
 
 
 class DeadLetter(BaseModel):
+    """A job given up after its last attempt, with what is needed to resubmit it."""
+
     job_id: str = Field(description="The failed job.")
     kind: str = Field(description="Its kind.")
     owner: str = Field(description="Who submitted it (`anonymous`, `key-<id>`, `admin`).")

@@ -5,6 +5,7 @@ registered job kinds at app creation, and FastAPI must see it as a real object.)
 """
 
 import base64
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import Annotated, Any, cast
@@ -12,7 +13,7 @@ from typing import Annotated, Any, cast
 from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from api.deps import Caller, OwnedJob, State
+from api.deps import Caller, IdempotencyKey, OwnedJob, State
 from api.errors import ApiError
 from api.events import is_stream_id
 from api.kinds import JobKind
@@ -24,14 +25,11 @@ from api.schemas import (
     JobView,
     error_responses,
     job_request_type,
+    stream_error_responses,
+    submit_responses,
 )
-from api.store import TERMINAL_STATUSES, JobStatus
+from api.store import JobRecord, JobStatus
 from api.submitting import submit, to_submission
-
-IdempotencyKey = Annotated[
-    str | None,
-    Header(min_length=1, max_length=200, description="Same key + same body returns the same job (24 h+)."),
-]
 
 
 def _accepted(job_id: str, status: JobStatus) -> JobAccepted:
@@ -47,10 +45,13 @@ def _encode_cursor(score: float, member: str) -> str:
 def _decode_cursor(cursor: str) -> tuple[float, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        score, member = raw.split(":", 1)
-        return float(score), member
+        score_text, member = raw.split(":", 1)
+        score = float(score_text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, "invalid_cursor", "cursor is not one this API gave out") from exc
+    if not math.isfinite(score):  # Redis refuses nan as a score bound: a 400, not a 503
+        raise ApiError(400, "invalid_cursor", "cursor is not one this API gave out")
+    return score, member
 
 
 async def _resume_point(
@@ -66,6 +67,15 @@ async def _resume_point(
     return last_event_id
 
 
+def _ending_from_record(record: JobRecord | None) -> ServerSentEvent:
+    """The terminal event of a job whose stream lost it (trimmed, or the job expired)."""
+    if record is None:
+        error = {"code": "expired", "message": "the job's record expired"}
+        return ServerSentEvent(event="failed", data={"status": "failed", "result": None, "error": error})
+    data = {"status": record.status, "result": record.result, "error": record.error}
+    return ServerSentEvent(event=record.status, data=data)
+
+
 def build_router(kinds: dict[str, JobKind]) -> APIRouter:
     job_request = job_request_type(kinds)
     router = APIRouter(prefix="/v1", tags=["jobs"])
@@ -75,13 +85,7 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         status_code=201,
         response_model=JobAccepted,
         summary="Submit a job",
-        responses={
-            200: {
-                "model": JobAccepted,
-                "description": "Idempotent replay: the job this Idempotency-Key created.",
-            },
-            **error_responses(400, 401, 409, 413, 422, 429, 503),
-        },
+        responses=submit_responses(JobAccepted, "job"),
     )
     async def submit_job(
         body: job_request,  # type: ignore[valid-type]
@@ -193,7 +197,7 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
                 "(or the start), each with its stream id as SSE id, ending with `succeeded`, `failed` or "
                 "`cancelled`; `: keep-alive` comments while idle."
             },
-            **error_responses(400, 401, 404, 422, 429),
+            **stream_error_responses(400, 401, 404, 422, 429, 503),
         },
     )
     async def job_events(
@@ -201,30 +205,26 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
     ) -> AsyncIterator[ServerSentEvent]:
         after = resume_after
         yield ServerSentEvent(event="snapshot", data=JobView.of(job).model_dump(mode="json"), retry=2000)
-        block_ms = state.settings.sse_block_ms
         while True:
-            batch = await state.events.read(job.id, after=after, block_ms=block_ms)
+            batch = await state.events.read(job.id, after=after, block_ms=state.settings.sse_block_ms)
+            ending: ServerSentEvent | None = None
+            if not batch:
+                record = await state.store.get(job.id)
+                if record is not None and not record.terminal:
+                    yield ServerSentEvent(comment="keep-alive")
+                    continue
+                # finished meanwhile: its terminal event is in the stream now (same script as the
+                # record), unless the stream was trimmed or expired; then the record ends the stream
+                batch = await state.events.read(job.id, after=after)
+                ending = _ending_from_record(record)
             for event in batch:
                 after = event.id
                 yield ServerSentEvent(id=event.id, event=event.type, data=event.data)
                 if event.terminal:
                     return
-            if batch:
-                continue
-            record = await state.store.get(job.id)
-            if record is None or record.status in TERMINAL_STATUSES:
-                # the stream lost its terminal entry (trimmed or expired): end with the record's state
-                final = record.status if record else "failed"
-                yield ServerSentEvent(
-                    event=final,
-                    data={
-                        "status": final,
-                        "result": record.result if record else None,
-                        "error": record.error if record else None,
-                    },
-                )
+            if ending is not None:
+                yield ending
                 return
-            yield ServerSentEvent(comment="keep-alive")
 
     @router.delete(
         "/jobs/{job_id}",

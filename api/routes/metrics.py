@@ -6,6 +6,7 @@ from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from api.deps import State
+from api.schemas import error_responses
 
 router = APIRouter(tags=["metrics"])
 
@@ -14,7 +15,10 @@ router = APIRouter(tags=["metrics"])
     "/metrics",
     summary="Prometheus metrics",
     response_class=Response,
-    responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text exposition."}},
+    responses={
+        200: {"content": {"text/plain": {}}, "description": "Prometheus text exposition."},
+        **error_responses(503),
+    },
 )
 async def metrics(state: State) -> Response:
     await state.metrics.refresh(state.redis, state.keyspace, state.queue)

@@ -27,12 +27,6 @@ from sorryless.config import Settings
 
 BenchmarkName = Literal["minif2f", "putnambench", "proverbench", "proofnet"]
 BENCHMARKS: tuple[str, ...] = get_args(BenchmarkName)
-SPLITS: dict[str, tuple[str, ...]] = {
-    "minif2f": ("valid", "test"),
-    "putnambench": ("test",),
-    "proverbench": ("test",),
-    "proofnet": ("valid", "test"),
-}
 
 
 class Problem(BaseModel):

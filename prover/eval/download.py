@@ -201,14 +201,7 @@ async def _proofnet(client: httpx.AsyncClient) -> tuple[list[dict[str, Any]], li
 
 def split_putnam_file(text: str) -> tuple[str, str, str]:
     """A PutnamBench `.lean` file -> (header, preamble, theorem without its docstring)."""
-    lines = text.splitlines(keepends=True)
-    cut = 0
-    for i, line in enumerate(lines):
-        if line.strip() and not _HEADER_LINE.match(line):
-            break
-        cut = i + 1
-    header = "".join(lines[:cut]).rstrip("\n") + "\n\n"
-    rest = "".join(lines[cut:])
+    header, rest = _split_header(text)
     starts = [m.start() for m in re.finditer(r"^theorem\s", rest, re.MULTILINE)]
     if not starts:
         raise DatasetUnavailable("PutnamBench file without a theorem")
@@ -262,13 +255,14 @@ async def _putnambench(client: httpx.AsyncClient) -> tuple[list[dict[str, Any]],
 
 
 def _split_header(text: str) -> tuple[str, str]:
+    """(the leading import/open/set_option lines ending in a blank line, the rest as it was)."""
     lines = text.splitlines(keepends=True)
     cut = 0
     for i, line in enumerate(lines):
         if line.strip() and not _HEADER_LINE.match(line):
             break
         cut = i + 1
-    return "".join(lines[:cut]).rstrip("\n") + "\n\n", "".join(lines[cut:]).strip()
+    return "".join(lines[:cut]).rstrip("\n") + "\n\n", "".join(lines[cut:])
 
 
 async def _proverbench(client: httpx.AsyncClient) -> tuple[list[dict[str, Any]], list[str]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 import platform
 import socket
@@ -11,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from prover.eval.runlog import EnvironmentInfo
+from sorryless import lean_env
 from sorryless.config import Settings
 
 
@@ -22,11 +22,7 @@ def _version() -> str:
 
 
 def _lean_probe(settings: Settings) -> tuple[dict[str, Any] | None, str | None]:
-    """The setup-lean lock and the backend the local probe sees (None when lean_env is absent)."""
-    try:
-        lean_env = importlib.import_module("sorryless.lean_env")
-    except ImportError:
-        return None, None
+    """The setup-lean lock and the backend the local probe sees (None when the probe fails)."""
     lock = lean_env.read_lock(settings)
     lock_data = lock.model_dump(mode="json") if lock is not None else None
     try:

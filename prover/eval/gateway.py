@@ -122,17 +122,24 @@ def _outcome(task: ProofTask, job: dict[str, Any], strategy: str | None) -> Proo
     result = job.get("result") or {}
     proofs = result.get("proofs") or [{}]
     first: dict[str, Any] = proofs[0]
-    certificate = first.get("certificate") or job.get("certificate")
+    raw_certificate = first.get("certificate") or job.get("certificate")
+    certificate = Certificate.model_validate(raw_certificate) if raw_certificate else None
     cost = Cost.model_validate(job.get("cost") or {})
-    solved = bool(first.get("solved", result.get("solved", False)))
+    claimed = bool(first.get("solved", result.get("solved", False)))
+    # success is a PASS certificate for a proof, never the job's word alone
+    solved = claimed and first.get("proof") is not None and certificate is not None and certificate.passed
+    stopped = first.get("stopped") or ("solved" if solved else "budget")
+    error = first.get("error")
+    if claimed and not solved:
+        stopped, error = "error", "the job reported a proof without a PASS certificate"
     return ProofOutcome(
         task_id=task.id,
         solved=solved,
         proof=first.get("proof") if solved else None,
-        certificate=Certificate.model_validate(certificate) if solved and certificate else None,
+        certificate=certificate if solved else None,
         cost=cost,
         strategy=str(first.get("strategy") or strategy or "unknown"),
         model=first.get("model"),
-        stopped=first.get("stopped") or ("solved" if solved else "budget"),
-        error=first.get("error"),
+        stopped=stopped,
+        error=error,
     )

@@ -103,30 +103,32 @@ class RunLine(BaseModel):
     ks: list[int]
 
 
-class EventLine(BaseModel):
-    type: Literal["event"] = "event"
+class _SampleLineKey(BaseModel):
+    """Which prove call a line belongs to: (problem, sample) and the call's own id."""
+
     problem_id: str
     sample: int
-    uid: str = Field(description="Id of this prove call (a retried sample gets a new one).")
+    uid: str = Field(
+        description="Id of the prove call (a retried sample gets a new one); its event, attempt and "
+        "sample lines share it."
+    )
+
+
+class EventLine(_SampleLineKey):
+    type: Literal["event"] = "event"
     at: datetime
     kind: str
     attempt: int | None = None
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-class AttemptLine(BaseModel):
+class AttemptLine(_SampleLineKey):
     type: Literal["attempt"] = "attempt"
-    problem_id: str
-    sample: int
-    uid: str = Field(description="Id of the prove call this attempt belongs to.")
     attempt: Attempt
 
 
-class SampleLine(BaseModel):
+class SampleLine(_SampleLineKey):
     type: Literal["sample"] = "sample"
-    problem_id: str
-    sample: int
-    uid: str = Field(description="Id of this prove call; its attempt and event lines carry the same.")
     benchmark: str
     split: str
     tags: list[str] = Field(default_factory=list)
@@ -234,11 +236,6 @@ def open_manifest(out_dir: Path, manifest: RunManifest) -> tuple[RunManifest, bo
     existing.resumed_at.append(utcnow())
     path.write_text(existing.model_dump_json(indent=2), encoding="utf-8")
     return existing, True
-
-
-def read_manifest(out_dir: Path) -> RunManifest | None:
-    path = out_dir / MANIFEST_NAME
-    return RunManifest.model_validate_json(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def file_sha256_or_none(path: Path) -> str | None:

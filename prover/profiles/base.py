@@ -179,3 +179,38 @@ class Profile:
         return ChatMessage(
             role="tool", name=call.name, content=json.dumps(kimina_json(cert), ensure_ascii=False)
         )
+
+
+class DeepSeekCoTPromptProfile(Profile):
+    """One user turn: the retrieved proofs under ``retrieved_title``, then the DeepSeek-Prover-V2 CoT
+    prompt (DeepSeek-Prover-V2, Goedel-Prover-V2 and OProver all start this way)."""
+
+    retrieved_title = "Verified proofs of related statements, for reference:"
+
+    def _initial_messages(
+        self, task: ProofTask, retrieved: Sequence[RetrievedProof]
+    ) -> tuple[ChatMessage, ...]:
+        ref = retrieved_section(retrieved, self.retrieved_title)
+        return (ChatMessage(role="user", content=f"{ref}{deepseek_cot_prompt(task.statement)}"),)
+
+
+class StepByStepPromptProfile(Profile):
+    """System prompt, then "solve step by step in Lean 4" with the informal problem, the retrieved
+    proofs under ``retrieved_title`` and the fenced statement (Kimina-Prover, LongCat-Flash-Prover)."""
+
+    retrieved_title = "# Related verified proofs:"
+    user_suffix = ""
+
+    def _initial_messages(
+        self, task: ProofTask, retrieved: Sequence[RetrievedProof]
+    ) -> tuple[ChatMessage, ...]:
+        problem = task.informal or "(see the formal statement)"
+        ref = retrieved_section(retrieved, self.retrieved_title)
+        user = (
+            "Think about and solve the following problem step by step in Lean 4.\n"
+            f"# Problem: {problem}\n{ref}# Formal statement:\n{fence(task.statement)}{self.user_suffix}"
+        )
+        return (
+            ChatMessage(role="system", content=self.system_prompt),
+            ChatMessage(role="user", content=user),
+        )

@@ -9,20 +9,14 @@ The non-CoT variant (Goedel-Prover-SFT style) continues the file after `:= by` a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from lean_server.verdict import Certificate
-from prover.feedback import Problem, problems, system_error
+from prover.feedback import Problem, closing_lines, problems
 from prover.llm import ChatMessage
 from prover.profiles.base import (
-    Profile,
+    DeepSeekCoTPromptProfile,
     Prompt,
     RepairState,
-    RetrievedProof,
-    deepseek_cot_prompt,
-    retrieved_section,
 )
-from prover.types import ProofTask
 
 MAX_ERRORS = 8
 PRECEDING_LINES = 4
@@ -62,11 +56,9 @@ def format_errors(candidate: str, cert: Certificate) -> str:
         excerpt = _marked_excerpt(lines, p)
         code = f"Corresponding Code:\n```lean4\n{excerpt}\n```\n" if excerpt else ""
         out.append(f"Error {i}:\n\n{code}\nError Message: {p.data.strip()}\n")
-    if len(items) > MAX_ERRORS:
-        out.append(f"... [Omitted {len(items) - MAX_ERRORS} more errors] ...")
-    sys_err = system_error(cert)
-    if sys_err:
-        out.append(f"System Error: {sys_err}")
+    out += closing_lines(
+        cert, shown=min(MAX_ERRORS, len(items)), total=len(items), system_label="System Error"
+    )
     return "\n".join(out)
 
 
@@ -81,17 +73,11 @@ def comment_errors(cert: Certificate) -> str:
     return "\n".join(rendered)
 
 
-class GoedelV2Profile(Profile):
+class GoedelV2Profile(DeepSeekCoTPromptProfile):
     name = "goedel-v2"
     family = "goedel-prover-v2"
     temperature = 1.0
     top_p = 0.95
-
-    def _initial_messages(
-        self, task: ProofTask, retrieved: Sequence[RetrievedProof]
-    ) -> tuple[ChatMessage, ...]:
-        ref = retrieved_section(retrieved, "Verified proofs of related statements, for reference:")
-        return (ChatMessage(role="user", content=f"{ref}{deepseek_cot_prompt(task.statement)}"),)
 
     def format_feedback(self, candidate: str, cert: Certificate) -> str:
         if self.noncot:

@@ -7,13 +7,9 @@ a "# System Error:" section when Lean crashed or timed out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from lean_server.verdict import Certificate
 from prover.feedback import problems, system_error
-from prover.llm import ChatMessage
-from prover.profiles.base import Profile, RepairState, RetrievedProof, fence, retrieved_section
-from prover.types import ProofTask
+from prover.profiles.base import RepairState, StepByStepPromptProfile
 
 MAX_ERRORS = 3
 CONTEXT_LINES = 2
@@ -49,7 +45,7 @@ def format_errors(candidate: str, cert: Certificate) -> str:
     return "\n".join(out)
 
 
-class KiminaProfile(Profile):
+class KiminaProfile(StepByStepPromptProfile):
     name = "kimina"
     family = "kimina-prover"
     rule = "kimina_block"
@@ -57,20 +53,8 @@ class KiminaProfile(Profile):
     top_p = 0.95
     presence_penalty = 0.2
     system_prompt = "You are an expert in mathematics and Lean 4."
-
-    def _initial_messages(
-        self, task: ProofTask, retrieved: Sequence[RetrievedProof]
-    ) -> tuple[ChatMessage, ...]:
-        problem = task.informal or "(see the formal statement)"
-        ref = retrieved_section(retrieved, "# Proved lemmas and related proofs:")
-        user = (
-            "Think about and solve the following problem step by step in Lean 4.\n"
-            f"# Problem: {problem}\n{ref}# Formal statement:\n{fence(task.statement)}\n"
-        )
-        return (
-            ChatMessage(role="system", content=self.system_prompt),
-            ChatMessage(role="user", content=user),
-        )
+    retrieved_title = "# Proved lemmas and related proofs:"
+    user_suffix = "\n"
 
     def format_feedback(self, candidate: str, cert: Certificate) -> str:
         return format_errors(candidate, cert)

@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 
-from prover.llm import ChatMessage
-from prover.profiles.base import Profile, RetrievedProof, ToolCall, fence, retrieved_section
-from prover.types import ProofTask
+from prover.profiles.base import StepByStepPromptProfile, ToolCall
 
 TOOL_NAME = "lean4_compiler"
 _INPUT_SCHEMA = {
@@ -62,25 +59,11 @@ def _strip_fence(code: str) -> str:
     return code.strip("\n")
 
 
-class LongCatProfile(Profile):
+class LongCatProfile(StepByStepPromptProfile):
     name = "longcat"
     family = "longcat-flash-prover"
     max_tool_calls = 8
     system_prompt = TOOL_DECLARATION
-
-    def _initial_messages(
-        self, task: ProofTask, retrieved: Sequence[RetrievedProof]
-    ) -> tuple[ChatMessage, ...]:
-        problem = task.informal or "(see the formal statement)"
-        ref = retrieved_section(retrieved, "# Related verified proofs:")
-        user = (
-            "Think about and solve the following problem step by step in Lean 4.\n"
-            f"# Problem: {problem}\n{ref}# Formal statement:\n{fence(task.statement)}"
-        )
-        return (
-            ChatMessage(role="system", content=self.system_prompt),
-            ChatMessage(role="user", content=user),
-        )
 
     def parse_tool_call(self, text: str) -> ToolCall | None:
         """The last tool call, unless a final lean4 answer follows it."""

@@ -3,34 +3,25 @@ its Lean feedback); only the most recent attempt is kept."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from prover.llm import ChatMessage
 from prover.profiles.base import (
-    Profile,
+    DeepSeekCoTPromptProfile,
     Prompt,
     RepairState,
-    RetrievedProof,
     deepseek_cot_prompt,
     fence,
     retrieved_section,
 )
-from prover.types import ProofTask
 
 RETRIEVED_TITLE = "**Retrieved Verified Proofs:**"
 
 
-class OProverProfile(Profile):
+class OProverProfile(DeepSeekCoTPromptProfile):
     name = "oprover"
     family = "oprover"
     temperature = 1.0
     top_p = 1.0
-
-    def _initial_messages(
-        self, task: ProofTask, retrieved: Sequence[RetrievedProof]
-    ) -> tuple[ChatMessage, ...]:
-        ref = retrieved_section(retrieved, RETRIEVED_TITLE)
-        return (ChatMessage(role="user", content=f"{ref}{deepseek_cot_prompt(task.statement)}"),)
+    retrieved_title = RETRIEVED_TITLE
 
     def repair_prompt(self, state: RepairState) -> Prompt:
         last = state.candidate or state.output

@@ -61,7 +61,7 @@ def build_strategy(name: str, *, parallel: int = 4, retrieval_k: int = 4) -> Str
     if key == "retrieval":
         return RetrievalStrategy(WholeStrategy(batch=max(parallel, 8)), k=retrieval_k, name="retrieval")
     if key == "portfolio":
-        return PortfolioStrategy()
+        return PortfolioStrategy(parallel=parallel)
     raise StrategyUnavailable(f"unknown strategy {name!r}; choose from {', '.join(STRATEGY_NAMES)}")
 
 

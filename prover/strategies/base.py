@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from lean_server.checker import Checker, Priority, Snippet
 from lean_server.verdict import Certificate
@@ -25,6 +25,8 @@ from prover.memory import MemoryRecord, ProofMemory
 from prover.profiles.base import Profile, Prompt
 from prover.types import Attempt, EventKind, EventSink, ProofTask, ProverEvent
 from sorryless.config import Settings
+
+_T = TypeVar("_T")
 
 
 class Strategy(Protocol):
@@ -98,8 +100,11 @@ class Context:
         fields.update(self.profile.sampling())
         request = prompt.request(n=n, rid=uuid.uuid4().hex, **fields)
         started = time.monotonic()
-        completions = await llm.complete(request)
-        self.meter.record_llm(completions, time.monotonic() - started)
+        completions: list[Completion] = []
+        try:
+            completions = await llm.complete(request)
+        finally:  # a call that failed or was cancelled (aborted) still counts, without its tokens
+            self.meter.record_llm(completions, time.monotonic() - started)
         return completions
 
     # ---- Lean --------------------------------------------------------------------------
@@ -111,7 +116,7 @@ class Context:
 
     async def check_many(
         self, items: Sequence[tuple[Attempt, str]]
-    ) -> AsyncIterator[tuple[Attempt, Certificate]]:
+    ) -> AsyncGenerator[tuple[Attempt, Certificate]]:
         """Check candidates together; yields in completion order (closing early drops the rest)."""
         if not items:
             return
@@ -137,17 +142,19 @@ class Context:
                 )
                 yield attempt, cert
         finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await _close_stream(stream)
 
     async def check_tool_code(self, code: str) -> Certificate:
         """A model's own compiler call (TIR): compile only, no statement tiers."""
         snippet = Snippet(id=f"{self.task.id}#tool-{uuid.uuid4().hex[:8]}", code=code, policy=self.policy)
         started = time.monotonic()
-        async for cert in self.checker.check([snippet], priority=self.priority):
-            self.meter.record_check(_lean_seconds(cert, time.monotonic() - started), tool_call=True)
-            return cert
+        stream = self.checker.check([snippet], priority=self.priority)
+        try:
+            async for cert in stream:
+                self.meter.record_check(_lean_seconds(cert, time.monotonic() - started), tool_call=True)
+                return cert
+        finally:
+            await _close_stream(stream)
         raise StrategyUnavailable("checker returned no certificate for a tool call")
 
     # ---- one attempt end to end ----------------------------------------------------------
@@ -216,6 +223,13 @@ class Context:
         return None
 
 
+async def _close_stream(stream: AsyncIterator[Certificate]) -> None:
+    """Close a checker's stream early (drops the checks it has not answered yet)."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
 def _lean_seconds(cert: Certificate, fallback: float) -> float:
     if cert.timings:
         total = cert.timings.get("total")
@@ -223,7 +237,18 @@ def _lean_seconds(cert: Certificate, fallback: float) -> float:
     return fallback
 
 
-async def cancel_all(tasks: Sequence[asyncio.Task[Any]]) -> None:
+async def gather_or_cancel(coros: Sequence[Coroutine[Any, Any, _T]]) -> list[_T]:
+    """All results in order; when one fails (or we are cancelled) the others are cancelled, not
+    left running unaccounted, and the first error is raised."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        await cancel_all(tasks)
+        raise
+
+
+async def cancel_all(tasks: Sequence[asyncio.Future[Any]]) -> None:
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)

@@ -9,6 +9,7 @@ aborted, their Lean checks dropped). Every generation counts as an attempt.
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from prover.profiles.base import RepairState
 from prover.strategies.base import Context, Generated
@@ -34,7 +35,7 @@ class RepairStrategy:
         self.parallel = max(1, parallel)
 
     async def run(self, task: ProofTask, ctx: Context) -> Attempt | None:
-        counter = iter(range(10**9))
+        counter = itertools.count()
 
         async def worker() -> None:
             while True:

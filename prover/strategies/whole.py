@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from prover.strategies.base import Context
+from prover.strategies.base import Context, gather_or_cancel
 from prover.types import Attempt, ProofTask
 
 
@@ -23,11 +21,11 @@ class WholeStrategy:
             if n == 0:
                 return None
             completions = await ctx.generate(prompt, n)
-            generated = await asyncio.gather(
-                *(
+            generated = await gather_or_cancel(
+                [
                     ctx.answer(self.name, prompt, c, sample=sample + i, round=0)
                     for i, c in enumerate(completions)
-                )
+                ]
             )
             sample += len(completions)
             passed = await ctx.check_generated(generated)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import AsyncIterator
 
@@ -92,6 +93,9 @@ async def test_unknown_ids_and_routes(client: httpx.AsyncClient) -> None:
     assert_error(await client.put("/v1/jobs", json=JOB), 405, "method_not_allowed")
     assert_error(await client.get("/v1/jobs", params={"limit": 0}), 422)
     assert_error(await client.get("/v1/jobs", params={"status": "sleeping"}), 422)
+    for forged in ("nan:job_x", "inf:job_x", "1.5"):
+        cursor = base64.urlsafe_b64encode(forged.encode()).decode()
+        assert_error(await client.get("/v1/jobs", params={"cursor": cursor}), 400, "invalid_cursor")
 
 
 async def test_params_that_fail_in_the_worker_fail_the_job_once(

@@ -92,3 +92,26 @@ def test_no_server_errors(served: str) -> None:
     assert operations >= 12
     assert sum(statuses.values()) >= 200 and len(statuses) >= 5, statuses
     assert not failures, "\n".join(failures[:20])
+
+
+def test_every_field_and_error_is_documented(settings: Settings) -> None:
+    spec = create_app(settings).openapi()
+    undocumented = [
+        f"{name}.{prop}"
+        for name, schema in spec["components"]["schemas"].items()
+        for prop, field in schema.get("properties", {}).items()
+        if "description" not in field
+    ]
+    assert undocumented == []
+    assert [n for n, s in spec["components"]["schemas"].items() if "description" not in s] == []
+    error_ref = "#/components/schemas/ErrorResponse"
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            declared = operation["responses"]
+            assert "503" in declared, (method, path)
+            if path.startswith("/v1"):
+                assert {"401", "422", "429"} <= set(declared), (method, path)
+            for status, response in declared.items():
+                if status.startswith(("4", "5")) and path != "/health":
+                    schema = response["content"]["application/json"]["schema"]
+                    assert schema == {"$ref": error_ref}, (method, path, status)

@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lean_server.verdict import Certificate, EnvironmentStamp, Verdict, content_hash
-from prover.eval.datasets import DatasetVersion, Problem, assemble_stub
+from prover.eval.datasets import DatasetVersion, Problem, assemble_stub, load_dataset
+from prover.eval.environment import environment_info
 from prover.eval.run import EvalJob
 from prover.eval.runlog import EnvironmentInfo, RunConfig
 from prover.types import Attempt, Budget, Cost, EventSink, ProofOutcome, ProofTask, ProverEvent
+from sorryless.config import Settings
 
 BACKEND = "fake-backend-for-tests"
 
@@ -151,5 +153,37 @@ def make_job(
         dataset=version,
         environment=EnvironmentInfo(sorryless_version="test", python="3", platform="test", hostname="test"),
         ks=ks,
+        concurrency=concurrency,
+    )
+
+
+def minif2f_portfolio_job(
+    settings: Settings,
+    shared_dir: Path,
+    out_dir: Path,
+    ids: list[str],
+    *,
+    n: int,
+    concurrency: int,
+    api: str | None = None,
+) -> EvalJob:
+    """A real run of the `portfolio` strategy (all 19 tactics) on MiniF2F-valid problems ``ids``."""
+    dataset = load_dataset("minif2f", settings, data_dir=shared_dir / "benchmarks")
+    return EvalJob(
+        out_dir=out_dir,
+        problems=dataset.select("valid", ids),
+        config=RunConfig(
+            benchmark="minif2f",
+            split="valid",
+            ids=ids,
+            strategy="portfolio",
+            api=api,
+            budget=Budget(max_attempts=19, max_repair_rounds=0),
+            n=n,
+            dataset_sha256=dataset.version.sha256,
+        ),
+        dataset=dataset.version,
+        environment=environment_info(settings, profile=None),
+        ks=[1, n],
         concurrency=concurrency,
     )

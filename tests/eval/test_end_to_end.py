@@ -16,16 +16,15 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from prover.eval.datasets import load_dataset
-from prover.eval.environment import environment_info
 from prover.eval.metrics import compute_metrics
-from prover.eval.run import EvalJob, EvalRun
-from prover.eval.runlog import LOG_NAME, AttemptLine, RunConfig, RunLine, SampleLine, finished_pairs, read_log
+from prover.eval.run import EvalRun
+from prover.eval.runlog import LOG_NAME, AttemptLine, RunLine, SampleLine, finished_pairs, read_log
 from prover.memory import ProofMemory
 from prover.runner import ProverRunner, build_runner
-from prover.types import Budget, ProofOutcome, ProofTask
+from prover.types import ProofOutcome, ProofTask
 from sorryless.cli import build_app
 from sorryless.config import Settings
+from tests.eval.helpers import minif2f_portfolio_job
 
 SOLVABLE = ["mathd_algebra_182", "mathd_numbertheory_169"]
 HARD = "amc12a_2019_p21"
@@ -191,21 +190,8 @@ async def test_interrupted_real_run_resumes_without_repeating_finished_samples(
     env: Path, settings: Settings, shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_REPL_SERVICE_MS", "20")  # slow enough to interrupt mid-run
-    dataset = load_dataset("minif2f", settings, data_dir=shared_dir / "benchmarks")
-    problems = dataset.select("valid", IDS)
     out = tmp_path / "run"
-    job = EvalJob(
-        out_dir=out,
-        problems=problems,
-        config=RunConfig(
-            benchmark="minif2f", split="valid", ids=IDS, strategy="portfolio",
-            budget=Budget(max_attempts=19, max_repair_rounds=0), n=3, dataset_sha256=dataset.version.sha256,
-        ),
-        dataset=dataset.version,
-        environment=environment_info(settings, profile=None),
-        ks=[1, 3],
-        concurrency=1,
-    )  # fmt: skip
+    job = minif2f_portfolio_job(settings, shared_dir, out, IDS, n=3, concurrency=1)
     first = CountingRunner(build_runner(settings))
     task = asyncio.create_task(EvalRun(job, first).run())
     try:

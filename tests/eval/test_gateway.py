@@ -97,3 +97,21 @@ async def test_a_failed_job_raises_so_the_sample_is_retried() -> None:
             )
     finally:
         await prover.aclose()
+
+
+@pytest.mark.parametrize("verdict", [Verdict.SORRY, None])
+async def test_a_solved_claim_without_a_pass_certificate_is_not_a_success(verdict: Verdict | None) -> None:
+    final = _succeeded()
+    cert = certificate(PROOF, verdict).model_dump(mode="json") if verdict is not None else None
+    final["result"]["proofs"][0]["certificate"] = cert
+    final["certificate"] = cert
+    gateway = FakeGateway(final)
+    prover = GatewayProver("http://gw", poll_s=0.0, transport=httpx.MockTransport(gateway))
+    try:
+        outcome = await prover.prove(
+            ProofTask(id="p", statement=STUB), strategy=None, budget=Budget(), profile=None, on_event=None
+        )
+    finally:
+        await prover.aclose()
+    assert not outcome.solved and outcome.proof is None and outcome.certificate is None
+    assert outcome.stopped == "error" and "PASS certificate" in (outcome.error or "")

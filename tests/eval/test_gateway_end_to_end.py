@@ -13,14 +13,12 @@ import pytest
 
 from api.app import create_app
 from api.worker import run_worker
-from prover.eval.datasets import load_dataset
-from prover.eval.environment import environment_info
 from prover.eval.gateway import GatewayProver
 from prover.eval.report import build_report
-from prover.eval.run import EvalJob, EvalRun
-from prover.eval.runlog import LOG_NAME, RunConfig, SampleLine, read_log
-from prover.types import Budget
+from prover.eval.run import EvalRun
+from prover.eval.runlog import LOG_NAME, SampleLine, read_log
 from sorryless.config import Settings
+from tests.eval.helpers import minif2f_portfolio_job
 
 SOLVABLE = "mathd_algebra_182"
 IDS = [SOLVABLE, "amc12a_2019_p21"]
@@ -41,20 +39,8 @@ async def test_eval_through_the_gateway(
         )
     )  # fmt: skip
     monkeypatch.setenv("FAKE_REPL_RULES", str(rules))
-    dataset = load_dataset("minif2f", settings, data_dir=shared_dir / "benchmarks")
     out = tmp_path / "run"
-    job = EvalJob(
-        out_dir=out,
-        problems=dataset.select("valid", IDS),
-        config=RunConfig(
-            benchmark="minif2f", split="valid", ids=IDS, strategy="portfolio", api="http://api",
-            budget=Budget(max_attempts=19, max_repair_rounds=0), n=2, dataset_sha256=dataset.version.sha256,
-        ),
-        dataset=dataset.version,
-        environment=environment_info(settings, profile=None),
-        ks=[1, 2],
-        concurrency=2,
-    )  # fmt: skip
+    job = minif2f_portfolio_job(settings, shared_dir, out, IDS, n=2, concurrency=2, api="http://api")
     app = create_app(settings)
     stop = asyncio.Event()
     async with app.router.lifespan_context(app):

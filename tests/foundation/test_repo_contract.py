@@ -83,7 +83,7 @@ def test_bootstrap_installs_once_and_skips_pip_while_pyproject_is_unchanged(tmp_
     """scripts/bootstrap.sh on a copy of the repo, with a recording stand-in for .venv's python."""
     work = tmp_path / "repo"
     (work / "scripts").mkdir(parents=True)
-    for script in ("bootstrap.sh", "ensure_redis.sh"):
+    for script in ("bootstrap.sh", "ensure_redis.sh", "common.sh"):
         target = work / "scripts" / script
         target.write_text((REPO / "scripts" / script).read_text())
         target.chmod(0o755)

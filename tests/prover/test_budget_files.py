@@ -102,3 +102,14 @@ def test_find_tasks_and_write_back_with_helpers() -> None:
         in out
     )
     assert "simp\n  sorry" not in out
+
+
+def test_write_back_keeps_the_crlf_line_endings_of_the_file() -> None:
+    source = "import Mathlib\r\n\r\ntheorem t (n : ℕ) : n * 1 = n := by\r\n  sorry\r\n"
+    filled = {"t": Candidate(code="", body=" by\n  simp\n  done", helpers="lemma h : 1 = 1 := by\n  rfl")}
+    out = apply_proofs(source, filled)
+    assert out == (
+        "import Mathlib\r\n\r\nlemma h : 1 = 1 := by\r\n  rfl\r\n\r\n"
+        "theorem t (n : ℕ) : n * 1 = n := by\r\n  simp\r\n  done\r\n"
+    )
+    assert "\n" not in out.replace("\r\n", "")  # no bare LF

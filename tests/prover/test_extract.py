@@ -86,3 +86,12 @@ def test_stub_suffix_is_kept() -> None:
     assert cand is not None
     assert cand.code.rstrip().endswith("end Foo")
     assert "namespace Foo\ntheorem t : 1 = 1 := by\n  rfl" in cand.code
+
+
+def test_closing_fence_glued_to_the_last_code_line() -> None:
+    text = "```lean4\ntheorem add_zero' (x : ℕ) (h₀ : 0 < x) : x + 0 = x := by\n  omega```\nDone."
+    blocks = fenced_blocks(text)
+    assert len(blocks) == 1 and blocks[0].closed
+    cand = extract(text, STUB)
+    assert cand is not None and "`" not in cand.code
+    assert cand.code.rstrip().endswith("omega")

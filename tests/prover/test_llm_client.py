@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from prover.errors import LLMBadRequest, LLMTimeout, LLMUnavailable
-from prover.llm import ChatMessage, CompletionRequest, OpenAICompatibleLLM
+from prover.llm import ChatMessage, Completion, CompletionRequest, OpenAICompatibleLLM
 from sorryless.config import Settings
 from tests.fakes.fake_llm import FakeLLMScript
 
@@ -78,9 +78,8 @@ async def test_persistent_5xx_gives_up_as_unavailable(llm_settings: Settings, sc
     assert len(script.bodies("/v1/chat/completions")) == 3
 
 
-async def test_cancel_sends_abort_request_with_rid(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
-    script.delay_s = 5.0
-    task = asyncio.create_task(llm.complete(CompletionRequest(messages=HELLO, rid="cancel-me")))
+async def _cancel_once_sent(script: FakeLLMScript, task: asyncio.Task[list[Completion]]) -> None:
+    """Cancel ``task`` once the fake server has received its request; it must raise CancelledError."""
     for _ in range(200):
         if script.bodies("/v1/chat/completions"):
             break
@@ -88,6 +87,12 @@ async def test_cancel_sends_abort_request_with_rid(llm: OpenAICompatibleLLM, scr
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_cancel_sends_abort_request_with_rid(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
+    script.delay_s = 5.0
+    task = asyncio.create_task(llm.complete(CompletionRequest(messages=HELLO, rid="cancel-me")))
+    await _cancel_once_sent(script, task)
     assert "cancel-me" in script.aborted_rids
     assert script.bodies("/abort_request")[0] == {"rid": "cancel-me"}
 
@@ -162,13 +167,7 @@ async def test_missing_choices_are_re_requested(settings: Settings) -> None:
 async def test_cancel_with_n_aborts_sglang_sub_rids(llm: OpenAICompatibleLLM, script: FakeLLMScript) -> None:
     script.delay_s = 5.0
     task = asyncio.create_task(llm.complete(CompletionRequest(messages=HELLO, n=2, rid="multi")))
-    for _ in range(200):
-        if script.bodies("/v1/chat/completions"):
-            break
-        await asyncio.sleep(0.01)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await _cancel_once_sent(script, task)
     assert {"multi", "multi_0", "multi_1"} <= set(script.aborted_rids)
 
 
@@ -201,3 +200,26 @@ async def test_max_tokens_is_clamped_to_the_served_context(settings: Settings) -
     first, second = (int(str(b["max_tokens"])) for b in sent)
     assert first <= 2048
     assert second <= 2048 - 1000  # the ~1000-token prompt leaves less room
+
+
+async def test_connect_timeout_is_a_connection_error_and_retried(settings: Settings) -> None:
+    seen: list[dict[str, object]] = []
+    answer = _mock_server(seen, per_call=1)
+    failures = [0]
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/chat/completions") and failures[0] < 2:
+            failures[0] += 1
+            raise httpx.ConnectTimeout("connect timed out", request=request)
+        return await answer.handle_async_request(request)
+
+    client = OpenAICompatibleLLM(
+        settings.model_copy(update={"llm_base_url": "http://mock/v1", "llm_max_retries": 3}),
+        transport=httpx.MockTransport(handler),
+        retry_wait_max_s=0.01,
+    )
+    try:
+        out = await client.complete(CompletionRequest(messages=HELLO, rid="r"))
+    finally:
+        await client.aclose()
+    assert failures[0] == 2 and len(seen) == 1 and out[0].text == "c1-0"

@@ -182,6 +182,16 @@ async def test_wall_deadline_stops_and_aborts(runner: ProverRunner, script: Fake
     assert script.aborted_rids
 
 
+async def test_llm_calls_cut_by_the_deadline_are_still_counted(
+    runner: ProverRunner, script: FakeLLMScript
+) -> None:
+    script.delay_s = 10.0
+    out = await runner.prove(TASK, strategy="whole", budget=Budget(max_attempts=2, max_wall_s=0.3))
+    assert out.stopped == "deadline"
+    assert out.cost.llm_calls == len(script.bodies("/v1/chat/completions")) == 1
+    assert out.cost.llm_seconds >= 0.25 and out.cost.completion_tokens == 0
+
+
 async def test_longcat_tool_loop(runner: ProverRunner, script: FakeLLMScript) -> None:
     call = (
         "<longcat_think>check first</longcat_think><longcat_tool_call>lean4_compiler\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lean_server.source import parse
+from lean_server.source import parse, tokenize
 from lean_server.statement import bound_names, find_target, match_statement, normalize
 
 HEADER = "import Mathlib\n\nopen Real\n\n"
@@ -103,45 +103,8 @@ def test_redefinition_of_a_statement_name_before_the_target_only() -> None:
 
 
 def test_bound_names() -> None:
-    texts = list(
-        normalize(
-            [
-                "(",
-                "a",
-                "b",
-                ":",
-                "ℕ",
-                ")",
-                "(",
-                "h",
-                ":",
-                "∀",
-                "x",
-                "∈",
-                "S",
-                ",",
-                "∃",
-                "y",
-                "z",
-                ",",
-                "f",
-                "x",
-                "=",
-                "y",
-                ")",
-                ":",
-                "∑",
-                "i",
-                "in",
-                "s",
-                ",",
-                "g",
-                "i",
-                "=",
-                "0",
-            ]
-        )
-    )
+    source = "(a b : ℕ) (h : ∀ x ∈ S, ∃ y z, f x = y) : ∑ i in s, g i = 0"
+    texts = list(normalize(t.text for t in tokenize(source)[0]))
     assert bound_names(texts) >= {"a", "b", "h", "x", "y", "z", "i"}
     assert not bound_names(texts) & {"f", "g", "S", "s"}
 

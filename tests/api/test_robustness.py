@@ -1,0 +1,161 @@
+"""Races and failure paths: late events, lost streams, replayed submits, stale caps, timeouts, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+from fastapi import FastAPI
+from pydantic import BaseModel, ConfigDict
+
+from api.app import create_app
+from api.kinds import JobKind, KindContext, KindOutcome, load_kinds
+from api.queue import SubmitLimits
+from api.submitting import to_submission
+from sorryless.config import Settings
+from tests.api.conftest import WorkerHandle, parse_sse, wait_for_status, wait_until
+
+JOB = {"kind": "verify", "params": {"code": "theorem t : True := trivial"}}
+
+
+async def test_no_event_after_the_terminal_one(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """A kind still emitting for a moment after a cancel cannot append past the terminal event."""
+    job_id = (await client.post("/v1/jobs", json=JOB)).json()["id"]
+    events = app.state.sorryless.events
+    assert await events.emit(job_id, "progress", {"stage": "checking"}) is not None
+    assert (await client.delete(f"/v1/jobs/{job_id}")).status_code == 200
+    assert await events.emit(job_id, "progress", {"stage": "late"}) is None
+    assert await events.emit("job_never_submitted", "progress", {}) is None
+    history = [e.type for e in await events.history(job_id)]
+    assert history == ["queued", "progress", "cancelled"]
+
+
+async def test_stream_that_lost_its_events_ends_with_the_record(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    state = app.state.sorryless
+    job_id = (await client.post("/v1/jobs", json=JOB)).json()["id"]
+    assert (await client.delete(f"/v1/jobs/{job_id}")).status_code == 200
+    await state.redis.delete(state.keyspace.events(job_id))  # trimmed or expired
+    frames = [f for f in parse_sse((await client.get(f"/v1/jobs/{job_id}/events")).text) if "event" in f]
+    assert [f["event"] for f in frames] == ["snapshot", "cancelled"]
+    assert "id" not in frames[-1]
+
+
+async def test_a_replayed_submit_enqueues_once(app: FastAPI) -> None:
+    """The submit script is safe to run twice (what a retry after a broken connection does)."""
+    state = app.state.sorryless
+    submission = to_submission(
+        _verify_request(app), owner="anonymous", queue="interactive", batch_id=None, now=time.time()
+    )
+    first = await state.queue.submit([submission], owner="anonymous", limits=SubmitLimits())
+    again = await state.queue.submit([submission], owner="anonymous", limits=SubmitLimits())
+    assert (first.outcome, first.value) == ("created", submission.job_id)
+    assert (again.outcome, again.value) == ("existing", submission.job_id)
+    assert (await state.queue.depth("interactive")).queued == 1
+
+
+def _verify_request(app: FastAPI) -> BaseModel:
+    from api.schemas import job_request_models
+
+    model = next(m for m in job_request_models(app.state.sorryless.kinds) if m.__name__ == "VerifyJobRequest")
+    return model.model_validate(JOB)
+
+
+async def test_stale_active_entries_do_not_block_a_key(app: FastAPI) -> None:
+    """An active-set entry whose record is gone (expired unfinished) does not count against the cap."""
+    state = app.state.sorryless
+    owner = "key-stale"
+    await state.redis.sadd(state.keyspace.active(owner), "job_expired_long_ago")
+    limits = SubmitLimits(max_active_jobs=1)
+    submission = to_submission(
+        _verify_request(app), owner=owner, queue="interactive", batch_id=None, now=time.time()
+    )
+    answer = await state.queue.submit([submission], owner=owner, limits=limits)
+    assert answer.outcome == "created"
+    assert await state.redis.smembers(state.keyspace.active(owner)) == {submission.job_id}
+    second = to_submission(
+        _verify_request(app), owner=owner, queue="interactive", batch_id=None, now=time.time()
+    )
+    refused = await state.queue.submit([second], owner=owner, limits=limits)
+    assert refused.outcome == "active", "a live unfinished job still counts"
+
+
+class _SleepParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    backend_timeout_attempts: int = 0
+    sleep_s: float = 0.0
+
+
+async def _sleepy(params: _SleepParams, ctx: KindContext) -> KindOutcome:
+    if ctx.attempt <= params.backend_timeout_attempts:
+        raise TimeoutError("the backend did not answer")
+    await ctx.progress(sleeping=params.sleep_s)
+    await asyncio.sleep(params.sleep_s)
+    return KindOutcome(result={"attempt": ctx.attempt})
+
+
+def _kinds() -> dict[str, JobKind]:
+    return {**load_kinds(), "sleepy": JobKind("sleepy", _SleepParams, _sleepy, "test kind")}
+
+
+async def test_backend_timeouts_retry_but_the_job_deadline_does_not(
+    api_settings: Settings, workers: WorkerHandle
+) -> None:
+    kinds = _kinds()
+    settings = api_settings.model_copy(update={"job_timeout_s": 1.0})
+    app = create_app(settings, kinds=kinds)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+        await workers.start(kinds=kinds, settings=settings)
+        flaky = await client.post(
+            "/v1/jobs", json={"kind": "sleepy", "params": {"backend_timeout_attempts": 1}}
+        )
+        slow = await client.post("/v1/jobs", json={"kind": "sleepy", "params": {"sleep_s": 5}})
+        recovered = await wait_for_status(client, flaky.json()["id"])
+        assert recovered["status"] == "succeeded" and recovered["attempts"] == 2
+        late = await wait_for_status(client, slow.json()["id"])
+        assert late["status"] == "failed" and late["error"]["code"] == "timeout" and late["attempts"] == 1
+
+
+async def test_a_stopping_worker_hands_its_job_back(api_settings: Settings, workers: WorkerHandle) -> None:
+    """SIGTERM-style stop mid-job: the record goes back to queued and another worker finishes it once."""
+    kinds = _kinds()
+    app = create_app(api_settings, kinds=kinds)
+    state = app.state.sorryless
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+        await workers.start(kinds=kinds)
+        job_id = (await client.post("/v1/jobs", json={"kind": "sleepy", "params": {"sleep_s": 1.5}})).json()[
+            "id"
+        ]
+        await wait_for_status(client, job_id, statuses=("running",))
+
+        async def sleeping() -> bool:
+            return any(e.type == "progress" for e in await state.events.history(job_id))
+
+        await wait_until(sleeping)
+        await workers.stop_all()
+        handed_back = (await client.get(f"/v1/jobs/{job_id}")).json()
+        assert handed_back["status"] == "queued", handed_back
+        await workers.start(kinds=kinds)
+        done = await wait_for_status(client, job_id)
+        assert done["status"] == "succeeded" and done["attempts"] == 2
+        record = await state.store.get(job_id)
+        assert record is not None and record.result_writes == 1
+        history = [e.type for e in await state.events.history(job_id)]
+        assert history.count("retrying") == 1 and history[-1] == "succeeded"
+
+
+async def test_finished_jobs_expire_after_the_result_ttl(app: FastAPI, client: httpx.AsyncClient) -> None:
+    state = app.state.sorryless
+    ttl = state.settings.job_result_ttl_s
+    job_id = (await client.post("/v1/jobs", json=JOB)).json()["id"]
+    assert (await client.delete(f"/v1/jobs/{job_id}")).status_code == 200
+    for key in (state.keyspace.job(job_id), state.keyspace.events(job_id)):
+        assert ttl - 5 <= await state.redis.ttl(key) <= ttl, key
+    short = create_app(state.settings.model_copy(update={"job_result_ttl_s": 1}))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=short), base_url="http://api") as fast:
+        brief = (await fast.post("/v1/jobs", json=JOB)).json()["id"]
+        assert (await fast.delete(f"/v1/jobs/{brief}")).status_code == 200
+        await asyncio.sleep(1.2)
+        assert (await fast.get(f"/v1/jobs/{brief}")).status_code == 404
