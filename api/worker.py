@@ -157,7 +157,8 @@ class Executor(JobExecutor):
             if run_task.cancelled() and not _current_task_cancelling():
                 # cancelled by the watcher: the record already says "cancelled"
                 return {"status": "cancelled"}
-            # the worker is stopping, or saq gave the job up here: saq delivers it again
+            # the worker is stopping or saq swept the job: saq delivers it again, so the record
+            # says queued (after a client's cancel it is terminal already and this writes nothing)
             with contextlib.suppress(Exception):
                 await self._store.set_queued(job_id, "worker stopped", retry_in_attempt=attempt.number + 1)
             raise

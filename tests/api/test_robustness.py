@@ -159,3 +159,23 @@ async def test_finished_jobs_expire_after_the_result_ttl(app: FastAPI, client: h
         assert (await fast.delete(f"/v1/jobs/{brief}")).status_code == 200
         await asyncio.sleep(1.2)
         assert (await fast.get(f"/v1/jobs/{brief}")).status_code == 404
+
+
+async def test_queue_endings_reconcile_the_record_once(app: FastAPI, client: httpx.AsyncClient) -> None:
+    """saq ending a job on its own (worker lost, failed, aborted) writes the record's end once."""
+    store = app.state.sorryless.store
+    lost, failed, aborted = [(await client.post("/v1/jobs", json=JOB)).json()["id"] for _ in range(3)]
+    await store.reconcile(lost, "lost", "swept")
+    await store.reconcile(failed, "failed", "Traceback: saq timeout")
+    await store.reconcile(aborted, "cancelled", "cancelled by client")
+    await store.reconcile(lost, "cancelled", "too late")  # already ended: no second write
+    records = {job_id: await store.get(job_id) for job_id in (lost, failed, aborted)}
+    ends = {
+        job_id: (r.status, (r.error or {}).get("code"), r.result_writes) for job_id, r in records.items() if r
+    }
+    assert ends == {
+        lost: ("failed", "worker_lost", 1),
+        failed: ("failed", "infra_error", 1),
+        aborted: ("cancelled", "cancelled", 1),
+    }
+    assert {d["job_id"] for d in await store.dead_letters()} == {lost, failed}

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 from sorryless.config import Settings
 from sorryless.lean_env import NO_TOOLCHAIN_REASON, LeanStatus
-from sorryless.stack import plan_children
+from sorryless.stack import _port_open, plan_children
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -139,6 +140,20 @@ def test_url_is_printed_once_the_gateway_port_answers(tmp_path: Path) -> None:
     driver.communicate(timeout=20)
     assert f"sorryless is running at {url}" in seen
     assert driver.returncode == 0
+
+
+def test_a_stop_request_does_not_hide_a_gateway_that_is_up() -> None:
+    """Ctrl-C right after start-up: one more try still finds the open port; a closed one is given up at once."""
+    stop = threading.Event()
+    stop.set()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert _port_open("127.0.0.1", port, 30.0, stop) is True
+    started = time.monotonic()
+    assert _port_open("127.0.0.1", port, 30.0, stop) is False
+    assert time.monotonic() - started < 5
 
 
 def _settings(tmp_path: Path) -> Settings:
