@@ -6,7 +6,9 @@ revoked). The admin key is ``settings.admin_key`` (compared in constant time); i
 and sees every job. Anonymous callers are allowed only while ``settings.auth_required`` is false.
 
 Limits per key: a token bucket (rate, burst) checked on every /v1 request by one Lua script;
-unfinished jobs and jobs per UTC day are checked by the submit script (:mod:`api.queue`).
+unfinished jobs, jobs per UTC day and prover attempts per UTC day (each prove job is charged its
+``budget.max_attempts`` when accepted; nothing is refunded) are checked by the submit script
+(:mod:`api.queue`).
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class ApiKeys:
             burst=int(raw["burst"]),
             max_active_jobs=int(raw["max_active_jobs"]),
             daily_jobs=int(raw["daily_jobs"]),
+            daily_attempts=int(raw.get("daily_attempts") or self._settings.api_key_daily_attempts),
         )
 
     async def create(self, name: str, limits: KeyLimits) -> tuple[KeyView, str]:
@@ -107,6 +110,9 @@ class ApiKeys:
                 limits.max_active_jobs if limits.max_active_jobs is not None else s.api_key_max_active_jobs
             ),
             "daily_jobs": str(limits.daily_jobs if limits.daily_jobs is not None else s.api_key_daily_jobs),
+            "daily_attempts": str(
+                limits.daily_attempts if limits.daily_attempts is not None else s.api_key_daily_attempts
+            ),
         }
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.hset(self._keys.api_key(key_id), mapping=record)
@@ -162,7 +168,11 @@ class ApiKeys:
             is_admin=False,
             rate_per_s=view.rate_per_s,
             burst=view.burst,
-            limits=SubmitLimits(max_active_jobs=view.max_active_jobs, daily_jobs=view.daily_jobs),
+            limits=SubmitLimits(
+                max_active_jobs=view.max_active_jobs,
+                daily_jobs=view.daily_jobs,
+                daily_attempts=view.daily_attempts,
+            ),
         )
 
     async def take_token(self, principal: Principal) -> None:

@@ -80,13 +80,23 @@ def keys_create(
         int | None, typer.Option(help="Unfinished jobs at once (0 = unlimited).")
     ] = None,
     daily_jobs: Annotated[int | None, typer.Option(help="Jobs per UTC day (0 = unlimited).")] = None,
+    daily_attempts: Annotated[
+        int | None,
+        typer.Option(help="Prover attempts per UTC day, from prove budgets (0 = unlimited)."),
+    ] = None,
 ) -> None:
     """Create a key and print it (shown once)."""
     import asyncio
 
     from api.schemas import KeyLimits
 
-    limits = KeyLimits(rate_per_s=rate, burst=burst, max_active_jobs=max_active_jobs, daily_jobs=daily_jobs)
+    limits = KeyLimits(
+        rate_per_s=rate,
+        burst=burst,
+        max_active_jobs=max_active_jobs,
+        daily_jobs=daily_jobs,
+        daily_attempts=daily_attempts,
+    )
 
     async def _create() -> None:
         async with _keys() as keys:
@@ -122,7 +132,8 @@ def keys_list() -> None:
                 state = "revoked" if view.revoked else "active"
                 typer.echo(
                     f"{view.id}  {state:7}  {view.name}  rate={view.rate_per_s:g}/s burst={view.burst} "
-                    f"active<={view.max_active_jobs} daily<={view.daily_jobs}"
+                    f"active<={view.max_active_jobs} daily<={view.daily_jobs} "
+                    f"attempts/day<={view.daily_attempts}"
                 )
 
     asyncio.run(_list())

@@ -1,4 +1,4 @@
-"""Per-job event log: one Redis Stream per job (XADD with MAXLEN, expiring with the job).
+"""Per-job event log: one Redis Stream per job (XADD with MAXLEN, expiring with the job's record).
 
 Entries carry ``type`` (queued, started, progress, retrying, succeeded, failed, cancelled)
 and ``data`` (JSON). The SSE endpoint replays a stream from a client's ``Last-Event-ID``; the
@@ -21,13 +21,12 @@ from api.keyspace import Keyspace
 
 TERMINAL_EVENTS: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 
-# KEYS: record, events. ARGV: type, data json, maxlen, ttl. Returns the entry id, or false.
+# KEYS: record, events. ARGV: type, data json, maxlen. Returns the entry id, or false.
+# No TTL here: the stream gets it with the job's result (api.store), so it never expires first.
 _EMIT = """
 local st = redis.call('HGET', KEYS[1], 'status')
 if not st or st == 'succeeded' or st == 'failed' or st == 'cancelled' then return false end
-local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'type', ARGV[1], 'data', ARGV[2])
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-return id
+return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'type', ARGV[1], 'data', ARGV[2])
 """
 _STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 
@@ -50,11 +49,10 @@ class JobEvent:
 class JobEvents:
     """Append to and read from job event streams."""
 
-    def __init__(self, redis: aioredis.Redis, keys: Keyspace, *, maxlen: int, ttl_s: int) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keyspace, *, maxlen: int) -> None:
         self._redis = redis
         self._keys = keys
         self._maxlen = maxlen
-        self._ttl_s = ttl_s
         self._emit = redis.register_script(_EMIT)
 
     async def emit(self, job_id: str, event_type: str, data: dict[str, Any] | None = None) -> str | None:
@@ -62,7 +60,7 @@ class JobEvents:
         payload = json.dumps(data or {}, separators=(",", ":"), default=str)
         entry_id = await self._emit(
             keys=[self._keys.job(job_id), self._keys.events(job_id)],
-            args=[event_type, payload, self._maxlen, self._ttl_s],
+            args=[event_type, payload, self._maxlen],
         )
         return str(entry_id) if entry_id else None
 

@@ -43,6 +43,9 @@ class Keyspace:
     def quota(self, owner: str, day: str) -> str:
         return f"{self.prefix}:quota:{owner}:{day}"
 
+    def attempts_quota(self, owner: str, day: str) -> str:
+        return f"{self.prefix}:quota-attempts:{owner}:{day}"
+
     def bucket(self, owner: str) -> str:
         return f"{self.prefix}:bucket:{owner}"
 

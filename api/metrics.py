@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 
 from api.keyspace import QUEUE_NAMES, Keyspace
 from api.queue import JobQueue, QueueDepth
-from api.store import LATENCY_BUCKETS_S
+from api.store import LATENCY_BUCKETS_S, STALE_WRITES_FIELD
 
 SUBMIT_BUCKETS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 
@@ -70,9 +70,18 @@ class _SnapshotCollector(Collector):
             "Jobs by outcome (submitted, succeeded, failed, cancelled, dead_lettered).",
             labels=["status"],
         )
+        refused = CounterMetricFamily(
+            "sorryless_stale_writes_refused",
+            "Writes of a stale delivery refused by the job record (a result after the job ended, "
+            "a requeue of a job another worker runs).",
+        )
         for status, count in sorted(snap.stats.items()):
-            jobs.add_metric([status], float(count))
+            if status == STALE_WRITES_FIELD:
+                refused.add_metric([], float(count))
+            else:
+                jobs.add_metric([status], float(count))
         yield jobs
+        yield refused
         latency = HistogramMetricFamily(
             "sorryless_job_latency_seconds", "Submit-to-result seconds of succeeded jobs.", labels=["kind"]
         )

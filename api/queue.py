@@ -6,11 +6,11 @@ interactive work. Every saq job gets explicit ``timeout``, ``heartbeat``, ``retr
 ``retry_delay``, ``retry_backoff`` and ``ttl`` (saq's defaults are 10 s and no retry).
 
 Submitting is one Lua script round trip that, atomically: honours the Idempotency-Key, refuses
-when the queue is deeper than ``queue_max_depth`` or the key is over its active-job cap or daily
-quota, writes each job record (:mod:`api.store`), its first event, the indexes, and the saq job
-exactly as saq's own enqueue script would (job body, ``incomplete`` zset, ``queued`` list).
-So a job is acknowledged only when both its record and its queue entry exist, and never one
-without the other. The script is safe to run twice with the same arguments (a replay finds the
+when the queue is deeper than ``queue_max_depth`` or the key is over its active-job cap, daily
+job quota or daily attempt quota, writes each job record (:mod:`api.store`), its first event,
+the indexes, and the saq job exactly as saq's own enqueue script would (job body, ``incomplete``
+zset, ``queued`` list). So a job is acknowledged only when both its record and its queue entry
+exist, and never one without the other. The script is safe to run twice with the same arguments (a replay finds the
 first job's record and answers ``existing``), so a submit whose connection broke before the
 answer is sent again once: the caller learns whether the job was accepted instead of guessing.
 
@@ -18,7 +18,7 @@ Terminal saq transitions are reconciled with the job record through a ``finish``
 whose worker died (swept after its heartbeat stopped) is retried by saq while it has attempts
 left, and is failed with a dead-letter entry when it has none; a saq abort becomes "cancelled".
 
-Redis persistence: ``appendonly yes`` + ``appendfsync everysec`` (see :mod:`api.store`).
+Redis persistence: ``appendonly yes`` (see :mod:`api.store`); ``/health`` warns when it is off.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import socket
 import time
@@ -56,10 +57,15 @@ _SAQ_TIMEOUT_MARGIN_S = 60
 QueueName = Literal["interactive", "batch"]
 
 # KEYS: 1 idem, 2 saq queued, 3 saq incomplete, 4 jobs index, 5 owner index, 6 active set,
-#       7 quota, 8 batch index, 9 batch record, 10 stats; then per job: record, saq job, events
+#       7 quota, 8 batch index, 9 batch record, 10 stats, 11 attempts quota;
+#       then per job: record, saq job, events
 # ARGV: 1 use idem, 2 request hash, 3 answer id, 4 max depth, 5 max active, 6 daily quota,
-#       7 ttl, 8 score, 9 events maxlen, 10 n jobs, 11 batch record json, 12 quota ttl;
+#       7 ttl, 8 score, 9 events maxlen, 10 n jobs, 11 batch record json, 12 quota ttl,
+#       13 attempts charged, 14 daily attempts quota, 15 job record key prefix;
 #       then per job: job id, record json, saq payload, event json
+# Nothing written here expires before the job ends: the record and its event stream get their
+# TTL from the result write (api.store), a batch record when its last job ends; only the
+# idempotency key and the quota counters expire on their own.
 _SUBMIT = """
 if ARGV[1] == '1' then
   local seen = redis.call('GET', KEYS[1])
@@ -71,7 +77,7 @@ if ARGV[1] == '1' then
     return {'conflict', id}
   end
 end
-if redis.call('EXISTS', KEYS[11]) == 1 then return {'existing', ARGV[3]} end
+if redis.call('EXISTS', KEYS[12]) == 1 then return {'existing', ARGV[3]} end
 local n = tonumber(ARGV[10])
 local depth = redis.call('LLEN', KEYS[2])
 if depth + n > tonumber(ARGV[4]) then return {'busy', tostring(depth)} end
@@ -83,15 +89,18 @@ if tonumber(ARGV[6]) > 0 then
   local used = tonumber(redis.call('GET', KEYS[7]) or '0')
   if used + n > tonumber(ARGV[6]) then return {'quota', tostring(used)} end
 end
+local charged = tonumber(ARGV[13])
+if tonumber(ARGV[14]) > 0 and charged > 0 then
+  local spent = tonumber(redis.call('GET', KEYS[11]) or '0')
+  if spent + charged > tonumber(ARGV[14]) then return {'attempts_quota', tostring(spent)} end
+end
 local ttl = tonumber(ARGV[7])
 for i = 0, n - 1 do
-  local k = 10 + 3 * i
-  local a = 12 + 4 * i
+  local k = 11 + 3 * i
+  local a = 15 + 4 * i
   local record = cjson.decode(ARGV[a + 2])
   for field, value in pairs(record) do redis.call('HSET', KEYS[k + 1], field, value) end
-  redis.call('EXPIRE', KEYS[k + 1], ttl)
   redis.call('XADD', KEYS[k + 3], 'MAXLEN', '~', ARGV[9], '*', 'type', 'queued', 'data', ARGV[a + 4])
-  redis.call('EXPIRE', KEYS[k + 3], ttl)
   redis.call('SET', KEYS[k + 2], ARGV[a + 3])
   redis.call('ZADD', KEYS[3], 0, KEYS[k + 2])
   redis.call('RPUSH', KEYS[2], KEYS[k + 2])
@@ -103,17 +112,24 @@ end
 if ARGV[11] ~= '' then
   local batch = cjson.decode(ARGV[11])
   for field, value in pairs(batch) do redis.call('HSET', KEYS[9], field, value) end
-  redis.call('EXPIRE', KEYS[9], ttl)
-  redis.call('EXPIRE', KEYS[8], ttl)
 end
 if tonumber(ARGV[6]) > 0 then
   redis.call('INCRBY', KEYS[7], n)
   redis.call('EXPIRE', KEYS[7], ARGV[12])
 end
+if tonumber(ARGV[14]) > 0 and charged > 0 then
+  redis.call('INCRBY', KEYS[11], charged)
+  redis.call('EXPIRE', KEYS[11], ARGV[12])
+end
 redis.call('HINCRBY', KEYS[10], 'submitted', n)
-local horizon = tonumber(ARGV[8]) - ttl * 1000
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. horizon)
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', '(' .. horizon)
+-- prune listing entries older than the TTL whose record is gone (a few per submit; an old job
+-- still queued or running keeps its entry)
+local horizon = '(' .. (tonumber(ARGV[8]) - ttl * 1000)
+for _, index in ipairs({KEYS[4], KEYS[5]}) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', index, '-inf', horizon, 'LIMIT', 0, 8)) do
+    if redis.call('EXISTS', ARGV[15] .. id) == 0 then redis.call('ZREM', index, id) end
+  end
+end
 if ARGV[1] == '1' then redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[3], 'EX', ttl) end
 return {'created', ARGV[3]}
 """
@@ -140,17 +156,23 @@ class Submission:
     job_id: str
     queue: QueueName
     record: dict[str, str]
+    attempts: int = 0
+    """Prover attempts charged to the owner's daily attempt quota."""
 
 
 @dataclass(frozen=True)
 class SubmitLimits:
+    """A key's caps (0 = none): unfinished jobs, jobs per UTC day, prover attempts per UTC day."""
+
     max_active_jobs: int = 0
     daily_jobs: int = 0
+    daily_attempts: int = 0
 
 
 @dataclass(frozen=True)
 class SubmitAnswer:
-    """``created`` / ``existing`` (idempotent replay) / ``conflict`` / ``busy`` / ``active`` / ``quota``."""
+    """``created`` / ``existing`` (idempotent replay) / ``conflict`` / ``busy`` / ``active`` /
+    ``quota`` / ``attempts_quota``; ``value``: the id, or the number behind a refusal."""
 
     outcome: str
     value: str
@@ -337,6 +359,7 @@ class JobQueue:
             k.batch_jobs(batch["id"]) if batch else k.unused,
             k.batch(batch["id"]) if batch else k.unused,
             k.stats,
+            k.attempts_quota(owner, day),
         ]
         args: list[Any] = [
             "1" if idempotency_key else "0",
@@ -351,6 +374,9 @@ class JobQueue:
             len(jobs),
             json.dumps(batch) if batch else "",
             2 * 86400,
+            sum(sub.attempts for sub in jobs),
+            limits.daily_attempts,
+            k.job(""),
         ]
         for sub in jobs:
             saq_job = self._saq_job(queue, sub.job_id, now_ms)
@@ -450,6 +476,11 @@ class JobQueue:
         interactive_n = concurrency or s.worker_concurrency
         batch_n = batch_concurrency or s.worker_batch_concurrency or interactive_n
         metadata = {"host": socket.gethostname(), "pid": os.getpid()}
+        # A bounded BLMOVE: Redis serves a blocked dequeue even when its worker is paused (SIGSTOP,
+        # a frozen VM), so an unbounded one lets a paused worker take a job (one per idle slot)
+        # that then waits for a sweep each time. Bounded, a paused worker's dequeues end before
+        # its running job is found stuck (heartbeat), and swept jobs go to live workers.
+        dequeue_timeout = max(0.5, min(5.0, s.job_heartbeat_s / 2))
         workers: list[_Worker] = []
         for name in queues:
             queue = self._queues[name]
@@ -471,6 +502,7 @@ class JobQueue:
                     shutdown_grace_period_s=None,
                     cancellation_hard_deadline_s=5.0,
                     metadata=metadata,
+                    dequeue_timeout=dequeue_timeout,
                 )
             )
         tasks = [asyncio.create_task(w.start(), name=f"saq-worker-{w.queue.name}") for w in workers]
@@ -480,11 +512,30 @@ class JobQueue:
             else:
                 await stop.wait()
         finally:
-            for worker in workers:
-                await worker.stop()
+            running = sum(len(w.job_task_contexts) for w in workers)
+            if running:
+                log.info("stopping: cancelling running jobs, they go back to the queue", running=running)
+            saq_log = logging.getLogger("saq")
+            saq_log.addFilter(_saq_shutdown_notice)
+            try:
+                for worker in workers:
+                    await worker.stop()
+            finally:
+                saq_log.removeFilter(_saq_shutdown_notice)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _saq_shutdown_notice(record: logging.LogRecord) -> bool:
+    """Drop saq's "Some tasks did not finish within the shutdown grace period, requesting
+    cancellation" warning. saq logs it on every stop, idle or not: ``Worker.stop`` waits
+    ``shutdown_grace_period_s`` (ours is 0: a stopping worker hands its jobs back at once) for
+    *all* its tasks, and its own upkeep pollers and dequeue loops (blocked in BLMOVE) never end
+    by themselves, so the wait always times out and saq cancels them, which is the normal way
+    they end. Not caused by our heartbeat/watch tasks (those exist only while a job runs).
+    :meth:`JobQueue.run_workers` logs the running jobs it cancels itself."""
+    return not str(record.msg).startswith("Some tasks did not finish within the shutdown grace period")
 
 
 def _job_function(executor: JobExecutor, priority: Priority) -> Callable[..., Awaitable[dict[str, Any]]]:

@@ -35,7 +35,7 @@ _ERROR_TEXT: dict[int, str] = {
     409: "Conflict (Idempotency-Key reused with another body; job already finished).",
     413: "Request body larger than the limit.",
     422: "The body does not validate (unknown kind or field, wrong type).",
-    429: "Rate limit, concurrency cap, daily quota or queue backpressure; see Retry-After.",
+    429: "Rate limit, concurrency cap, daily job or attempt quota, or queue backpressure; see Retry-After.",
     503: "A dependency (Redis) is unavailable; retry after Retry-After (same Idempotency-Key).",
 }
 
@@ -164,6 +164,13 @@ class KeyLimits(BaseModel):
     daily_jobs: int | None = Field(
         default=None, ge=0, le=100_000_000, description="Jobs per UTC day (0 = none)."
     )
+    daily_attempts: int | None = Field(
+        default=None,
+        ge=0,
+        le=10_000_000_000,
+        description="Prover attempts per UTC day, charged at submit from each prove job's "
+        "`budget.max_attempts` (0 = none).",
+    )
 
 
 class KeyCreate(BaseModel):
@@ -188,6 +195,9 @@ class KeyView(BaseModel):
         description="Unfinished (queued or running) jobs allowed at once (0 = unlimited)."
     )
     daily_jobs: int = Field(description="Jobs accepted per UTC day (0 = unlimited).")
+    daily_attempts: int = Field(
+        description="Prover attempts (budget.max_attempts of its prove jobs) per UTC day (0 = unlimited)."
+    )
 
 
 class KeyCreated(KeyView):
@@ -199,8 +209,9 @@ class KeyCreated(KeyView):
 class CheckResult(BaseModel):
     """The state of one dependency."""
 
-    status: Literal["ok", "degraded", "unavailable", "down", "unconfigured"] = Field(
-        description="ok; degraded (answers, but not well); unavailable (not reachable or not running); "
+    status: Literal["ok", "warning", "degraded", "unavailable", "down", "unconfigured"] = Field(
+        description="ok; warning (works, but a setting puts something at risk: the service stays ok); "
+        "degraded (answers, but not well); unavailable (not reachable or not running); "
         "down (Redis: nothing works); unconfigured (optional and not set up)."
     )
     detail: str | None = Field(default=None, description="What was found, and what to do about it.")
@@ -213,7 +224,12 @@ class Health(BaseModel):
     status: Literal["ok", "degraded", "down"] = Field(
         description="down: Redis unreachable; degraded: a dependency is."
     )
-    checks: dict[str, CheckResult] = Field(description="redis, queue, workers, lean, llm.")
+    checks: dict[str, CheckResult] = Field(
+        description="redis, persistence (Redis AOF), queue, workers, lean, llm."
+    )
+    warnings: list[str] = Field(
+        default_factory=list, description="What the checks with status `warning` found (not failures)."
+    )
 
 
 def job_request_models(kinds: dict[str, JobKind]) -> list[type[BaseModel]]:

@@ -3,12 +3,15 @@
 A job's record is created by the submit script in :mod:`api.queue` (together with the queue
 entry, atomically) and ends with exactly one terminal write: :meth:`JobStore.finalize` only
 writes while the record is not yet terminal, so a job that runs twice (at-least-once delivery,
-saq sweep races) still has its result written once. Records expire ``job_result_ttl_s`` after
-they finish.
+saq sweep races) still has its result written once; later writes are refused and counted
+(``stale_writes_refused`` in the stats hash). Records, their event streams and batch records
+expire ``job_result_ttl_s`` after they finish (a batch: after its last job), never while a job
+waits or runs.
 
-Redis persistence: run Redis with ``appendonly yes`` and ``appendfsync everysec`` so an
-acknowledged job survives a Redis restart (at most one second of writes is at risk on a host
-crash; a clean ``SHUTDOWN`` or a process kill loses nothing).
+Redis persistence: run Redis with ``appendonly yes`` so an acknowledged job survives a Redis
+restart. ``appendfsync always`` fsyncs every write before Redis answers (nothing acknowledged is
+ever lost, at a latency cost); ``everysec`` risks about the last second of writes on a host crash
+or power loss. ``GET /health`` warns when the append-only file is off.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
 
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
+STALE_WRITES_FIELD = "stale_writes_refused"
+"""Field of the stats hash counting refused writes of stale deliveries (the scripts spell it out)."""
 LATENCY_BUCKETS_S: tuple[float, ...] = (
     0.01,
     0.025,
@@ -59,23 +64,37 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'type', 'started', 'dat
 return 'running'
 """
 
+# KEYS: record, events, stats. ARGV: event json, maxlen, worker, attempt.
+# Only the delivery that holds the job (same worker and attempt as the record) may put it back: a
+# stale delivery (swept, then woken up) must not flip a job another worker is running.
 _SET_QUEUED = """
-local st = redis.call('HGET', KEYS[1], 'status')
-if st ~= 'running' then return 0 end
+local held = redis.call('HMGET', KEYS[1], 'status', 'worker', 'attempts')
+if held[1] ~= 'running' then return 0 end
+if held[2] ~= ARGV[3] or held[3] ~= ARGV[4] then
+  redis.call('HINCRBY', KEYS[3], 'stale_writes_refused', 1)
+  return 0
+end
 redis.call('HSET', KEYS[1], 'status', 'queued')
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'type', 'retrying', 'data', ARGV[1])
 return 1
 """
 
-# KEYS: record, events, active set, stats, latency hash, latency kinds set, deadletter
+# KEYS: record, events, active set, stats, latency hash, latency kinds set, deadletter,
+#       batch record, batch index (both the unused key when the job has no batch)
 # ARGV: status, finished_at, ttl, event json, maxlen, job id, bucket ('' = none), seconds,
-#       kind, deadletter json ('' = none), deadletter maxlen, then field/value pairs
+#       kind, deadletter json ('' = none), deadletter maxlen, in a batch ('1'/'0'),
+#       then field/value pairs
+# The record and its event stream expire ttl after this write (never before: a job waits in the
+# queue as long as it must); a batch record when its last job ends.
 _FINALIZE = """
 local st = redis.call('HGET', KEYS[1], 'status')
 if not st then return false end
-if st == 'succeeded' or st == 'failed' or st == 'cancelled' then return false end
+if st == 'succeeded' or st == 'failed' or st == 'cancelled' then
+  redis.call('HINCRBY', KEYS[4], 'stale_writes_refused', 1)
+  return false
+end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'finished_at', ARGV[2])
-for i = 12, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 13, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HINCRBY', KEYS[1], 'result_writes', 1)
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 local owner = redis.call('HGET', KEYS[1], 'owner')
@@ -90,6 +109,12 @@ end
 if ARGV[10] ~= '' then
   redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[11], '*', 'job_id', ARGV[6], 'data', ARGV[10])
   redis.call('HINCRBY', KEYS[4], 'dead_lettered', 1)
+end
+if ARGV[12] == '1' and redis.call('HEXISTS', KEYS[8], 'unfinished') == 1 then
+  if redis.call('HINCRBY', KEYS[8], 'unfinished', -1) <= 0 then
+    redis.call('EXPIRE', KEYS[8], ARGV[3])
+    redis.call('EXPIRE', KEYS[9], ARGV[3])
+  end
 end
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'type', ARGV[1], 'data', ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
@@ -200,7 +225,7 @@ def build_store(settings: Settings, redis: aioredis.Redis) -> tuple[JobStore, Jo
         events_maxlen=settings.job_events_maxlen,
         deadletter_maxlen=settings.deadletter_maxlen,
     )
-    events = JobEvents(redis, keys, maxlen=settings.job_events_maxlen, ttl_s=settings.job_result_ttl_s)
+    events = JobEvents(redis, keys, maxlen=settings.job_events_maxlen)
     return store, events
 
 
@@ -254,12 +279,15 @@ class JobStore:
         )
         return str(answer)
 
-    async def set_queued(self, job_id: str, reason: str, *, retry_in_attempt: int) -> bool:
-        """A running job goes back to the queue (infrastructure failure, to be retried)."""
-        event = json.dumps({"reason": reason, "attempt": retry_in_attempt})
+    async def set_queued(self, job_id: str, reason: str, *, attempt: int, worker: str) -> bool:
+        """The delivery ``attempt`` on ``worker`` puts its running job back in the queue (to be
+        retried as attempt + 1). Refused (False) unless the record is running *that* delivery:
+        a stale one must not flip a job that another worker now runs."""
+        event = json.dumps({"reason": reason, "attempt": attempt + 1})
         return bool(
             await self._set_queued(
-                keys=[self._keys.job(job_id), self._keys.events(job_id)], args=[event, self._events_maxlen]
+                keys=[self._keys.job(job_id), self._keys.events(job_id), self._keys.stats],
+                args=[event, self._events_maxlen, worker, str(attempt)],
             )
         )
 
@@ -274,7 +302,8 @@ class JobStore:
         error: dict[str, Any] | None = None,
         dead_letter: bool = False,
     ) -> str | None:
-        """Write the terminal state once. Returns the terminal event id, or None when already terminal."""
+        """Write the terminal state once. Returns the terminal event id, or None when already
+        terminal (that late write is refused and counted in the stats' ``stale_writes_refused``)."""
         finished_at = time.time()
         fields: list[str] = []
         for name, value in (
@@ -315,6 +344,8 @@ class JobStore:
                 self._keys.latency(record.kind),
                 self._keys.latency_kinds,
                 self._keys.deadletter,
+                self._keys.batch(record.batch_id) if record.batch_id else self._keys.unused,
+                self._keys.batch_jobs(record.batch_id) if record.batch_id else self._keys.unused,
             ],
             args=[
                 status,
@@ -328,6 +359,7 @@ class JobStore:
                 record.kind,
                 deadletter,
                 self._deadletter_maxlen,
+                "1" if record.batch_id else "0",
                 *fields,
             ],
         )

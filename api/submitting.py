@@ -38,8 +38,10 @@ class Accepted:
 
 
 def to_submission(
-    request: BaseModel, *, owner: str, queue: QueueName, batch_id: str | None, now: float
+    request: BaseModel, *, owner: str, queue: QueueName, batch_id: str | None, now: float, attempts: int = 0
 ) -> Submission:
+    """A validated job request as a record to enqueue; ``attempts``: what it is charged of the
+    owner's daily attempt quota (:meth:`api.kinds.JobKind.attempts`)."""
     body = request.model_dump(mode="json")
     job_id = new_id("job")
     record = new_record_fields(
@@ -53,7 +55,7 @@ def to_submission(
         batch_id=batch_id,
         created_at=now,
     )
-    return Submission(job_id=job_id, queue=queue, record=record)
+    return Submission(job_id=job_id, queue=queue, record=record, attempts=attempts)
 
 
 def _seconds_to_utc_midnight(now: float) -> float:
@@ -117,5 +119,16 @@ async def submit(
             "this key's daily job quota is used up",
             _seconds_to_utc_midnight(time.time()),
             detail={"used": int(answer.value), "daily_jobs": caller.limits.daily_jobs},
+        )
+    if answer.outcome == "attempts_quota":
+        raise too_many(
+            "attempt_quota_exceeded",
+            "this key's daily prover-attempt quota does not cover this request's budget",
+            _seconds_to_utc_midnight(time.time()),
+            detail={
+                "used": int(answer.value),
+                "requested": sum(s.attempts for s in submissions),
+                "daily_attempts": caller.limits.daily_attempts,
+            },
         )
     raise ApiError(503, "queue_unavailable", f"unexpected queue answer {answer.outcome!r}")

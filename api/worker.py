@@ -66,6 +66,7 @@ class WorkerResources:
         self._lock = asyncio.Lock()
         self._checker: Checker | None = None
         self._prover: ProverRunner | None = None
+        self._prover_without_memory: ProverRunner | None = None  # shares _prover's clients
 
     async def checker(self) -> Checker:
         async with self._lock:
@@ -79,21 +80,32 @@ class WorkerResources:
                 self._checker = checker
             return self._checker
 
-    async def prover(self) -> ProverRunner:
+    async def prover(self, *, memory: bool = True) -> ProverRunner:
+        """The shared runner; ``memory=False``: a runner sharing its checker and LLM client but
+        with no retrieval memory, so the job neither reads nor records verified proofs."""
         checker = await self.checker()
         async with self._lock:
             if self._prover is None:
                 from prover.runner import build_runner
 
                 self._prover = build_runner(self._settings, checker)
-            return self._prover
+            if memory:
+                return self._prover
+            if self._prover_without_memory is None:
+                from prover.runner import ProverRunner
+
+                shared = self._prover
+                self._prover_without_memory = ProverRunner(
+                    self._settings, shared.checker, shared.llm, None, priority=shared.priority
+                )
+            return self._prover_without_memory
 
     async def aclose(self) -> None:
         for resource in (self._prover, self._checker):
             if resource is not None:
                 with contextlib.suppress(Exception):
                     await resource.aclose()
-        self._prover = self._checker = None
+        self._prover = self._prover_without_memory = self._checker = None
 
 
 class Executor(JobExecutor):
@@ -160,7 +172,9 @@ class Executor(JobExecutor):
             # the worker is stopping or saq swept the job: saq delivers it again, so the record
             # says queued (after a client's cancel it is terminal already and this writes nothing)
             with contextlib.suppress(Exception):
-                await self._store.set_queued(job_id, "worker stopped", retry_in_attempt=attempt.number + 1)
+                await self._store.set_queued(
+                    job_id, "worker stopped", attempt=attempt.number, worker=attempt.worker_id
+                )
             raise
         except _JobDeadline:
             message = f"job exceeded {self._settings.job_timeout_s:g} s"
@@ -170,7 +184,9 @@ class Executor(JobExecutor):
             message = f"{type(exc).__name__}: {exc}"
             if not attempt.final:
                 bound.warning("infrastructure failure, will retry", error=message)
-                await self._store.set_queued(job_id, message, retry_in_attempt=attempt.number + 1)
+                await self._store.set_queued(
+                    job_id, message, attempt=attempt.number, worker=attempt.worker_id
+                )
                 raise InfraError(message) from exc
             record.attempts = attempt.number
             await self._store.finalize(

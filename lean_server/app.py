@@ -48,6 +48,7 @@ from lean_server.http_util import (
 )
 from lean_server.kimina import KiminaRoutes, RawResultLike
 from lean_server.metrics import CONTENT_TYPE, LeanMetrics, as_mapping
+from lean_server.policy import resolve_policy
 from lean_server.verdict import Certificate, EnvironmentStamp, TierResult, Verdict, content_hash
 from sorryless.config import Settings
 from sorryless.logging import get_logger
@@ -72,6 +73,7 @@ class LeanServiceLike(Protocol):
         priority: Priority,
         infotree: str | None = None,
         reservation: Any = None,
+        use_cache: bool = False,
     ) -> RawResultLike: ...
 
     async def start(self) -> None: ...
@@ -232,6 +234,8 @@ class _V1Routes:
             check_code(snippet.code, self._max_code_bytes, f"snippets[{index}]")
             if snippet.stub is not None:
                 check_code(snippet.stub, self._max_code_bytes, f"snippets[{index}].stub")
+            if snippet.policy is not None or snippet.policy_overrides:
+                _check_policy(snippet, f"snippets[{index}]")
         return body
 
     async def _collect(self, snippets: list[Snippet], priority: Priority) -> list[Certificate]:
@@ -314,6 +318,19 @@ class _V1Routes:
             if missing.id not in sent:
                 reason = "the checker returned no certificate for this snippet"
                 yield _infra_certificate(missing, reason).model_dump_json().encode() + b"\n"
+
+
+def _check_policy(snippet: Snippet, where: str) -> None:
+    """422 when the snippet's policy name or overrides do not make a valid policy."""
+    try:
+        resolve_policy(snippet.policy, snippet.policy_overrides)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'policy'}: {err['msg']}" for err in exc.errors()
+        )
+        raise HttpError(422, f"{where}: invalid policy_overrides: {problems}") from None
+    except ValueError as exc:
+        raise HttpError(422, f"{where}: invalid policy: {exc}") from None
 
 
 async def _aclose(iterator: AsyncIterator[Certificate]) -> None:

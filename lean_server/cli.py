@@ -66,7 +66,18 @@ def check_command(
     if not code.strip():
         typer.echo(f"error: {file} is empty", err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
+    _check_policy(policy)
     raise typer.Exit(asyncio.run(_check(file, code, stub_text, policy, json_output)))
+
+
+def _check_policy(policy: str | None) -> None:
+    from lean_server.policy import resolve_policy
+
+    try:
+        resolve_policy(policy)
+    except ValueError as exc:
+        typer.echo(f"error: invalid --policy: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
 
 
 def _read_text(path: Path) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import orjson
+from pydantic import ValidationError
 
 from lean_server.checker import BacklogFull, CheckerUnavailable, LeanError, Priority, Snippet
 from lean_server.verdict import Certificate
@@ -22,6 +23,10 @@ CONNECT_TIMEOUT_S = 5.0
 # The server sends a keep-alive newline every 15 s while nothing finished; 4 missed in a row = dead.
 READ_TIMEOUT_S = 60.0
 _DEFAULT_RETRY_AFTER_S = 1.0
+
+
+class BadServerResponse(LeanError):
+    """The lean-server answered something that is not what the protocol promises."""
 
 
 class LeanServerClient:
@@ -61,7 +66,7 @@ class LeanServerClient:
                     raise _status_error(response)
                 async for line in response.aiter_lines():
                     if line.strip():
-                        yield Certificate.model_validate_json(line)
+                        yield _certificate(line, self._base_url)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise CheckerUnavailable(f"lean-server at {self._base_url} is unreachable: {exc}") from exc
         except httpx.HTTPError as exc:
@@ -73,11 +78,24 @@ class LeanServerClient:
             response = await self._http.get("/health")
         except httpx.HTTPError as exc:
             raise CheckerUnavailable(f"lean-server at {self._base_url} is unreachable: {exc}") from exc
-        data = response.json()
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
         return data if isinstance(data, dict) else {"status": "unavailable", "reason": "bad /health body"}
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+def _certificate(line: str, base_url: str) -> Certificate:
+    try:
+        return Certificate.model_validate_json(line)
+    except ValidationError as exc:
+        raise BadServerResponse(
+            f"lean-server at {base_url} sent a line that is not a certificate: "
+            f"{exc.error_count()} error(s), first: {exc.errors()[0]['msg']}; line: {line[:200]!r}"
+        ) from None
 
 
 def _status_error(response: httpx.Response) -> LeanError:

@@ -10,6 +10,11 @@ Request and response shapes are Kimina Lean Server 2.0's (shared/docs/lean-repl.
   "timeout": 300, "infotree_type": null, "disable_cache": false}`` -> ``{"results":
   [{"custom_id", "error", "response": {...REPL fields..., "time"}}]}``.
 
+``/verify`` honours ``disable_cache``: when false (the default, as in Kimina) identical codes of
+one request run once and responses come from (and go to) the result cache that ``/v1/check``
+uses (LRU + Redis, under their own keys; errors are never cached); when true every code runs.
+``/api/check`` never caches (it has no such field).
+
 Differences that only make things stricter or safer: unknown fields, empty code and
 duplicate ids answer 422; every snippet runs on a pristine header environment (no leak between
 header-less requests); ``reuse`` is accepted and ignored (there is nothing to reuse unsafely);
@@ -79,6 +84,7 @@ class RawRunner(Protocol):
         priority: Priority,
         infotree: str | None = None,
         reservation: Any = None,
+        use_cache: bool = False,
     ) -> RawResultLike: ...
 
 
@@ -115,9 +121,11 @@ class KiminaRoutes:
         try:
             check_auth(request, self._api_key)
             data = await read_json_object(request, self._max_body_bytes)
-            items, timeout_s, infotree = self._parse_verify(data)
+            items, timeout_s, infotree, disable_cache = self._parse_verify(data)
             codes = [code for _, code in items]
-            raws = await unless_disconnected(request, self._run_all(codes, timeout_s, infotree))
+            raws = await unless_disconnected(
+                request, self._run_all(codes, timeout_s, infotree, use_cache=not disable_cache)
+            )
         except HttpError as exc:
             return self._fail(exc, "verify")
         except ClientGone:
@@ -128,13 +136,22 @@ class KiminaRoutes:
 
     # -- running --------------------------------------------------------------------------
     async def _run_all(
-        self, codes: Sequence[str], timeout_s: float, infotree: str | None
+        self, codes: Sequence[str], timeout_s: float, infotree: str | None, *, use_cache: bool = False
     ) -> list[RawResultLike | str]:
         """One result per code, in order; a per-snippet LeanError becomes its error text.
 
         The whole batch is admitted at once (``reserve``) or answered 429 before any snippet runs.
+        ``use_cache``: identical codes run once, through the result cache.
         """
+        if use_cache:
+            unique = list(dict.fromkeys(codes))
+            if len(unique) < len(codes):
+                results = await self._run_all(unique, timeout_s, infotree, use_cache=True)
+                by_code = dict(zip(unique, results, strict=True))
+                return [by_code[code] for code in codes]
         options: dict[str, Any] = {"infotree": infotree} if infotree else {}
+        if use_cache:
+            options["use_cache"] = True
         reserve = getattr(self._service, "reserve", None)
         if reserve is not None:
             try:
@@ -213,7 +230,7 @@ class KiminaRoutes:
             items.append((snippet_id, check_code(snippet["code"], max_bytes, where)))
         return items, timeout_s, debug, infotree
 
-    def _parse_verify(self, data: dict[str, Any]) -> tuple[list[tuple[str, str]], float, str | None]:
+    def _parse_verify(self, data: dict[str, Any]) -> tuple[list[tuple[str, str]], float, str | None, bool]:
         reject_unknown_fields(data, _VERIFY_FIELDS, "request")
         codes = data.get("codes")
         if not isinstance(codes, list):
@@ -224,7 +241,8 @@ class KiminaRoutes:
         infotree = data.get("infotree_type")
         if infotree is not None and infotree not in _INFOTREE_LEVELS:
             raise HttpError(422, f"`infotree_type` must be null or one of {sorted(_INFOTREE_LEVELS)}")
-        if not isinstance(data.get("disable_cache", False), bool):
+        disable_cache = data.get("disable_cache", False)
+        if not isinstance(disable_cache, bool):
             raise HttpError(422, "`disable_cache` must be a boolean")
         items: list[tuple[str, str]] = []
         for index, entry in enumerate(codes):
@@ -241,7 +259,7 @@ class KiminaRoutes:
             if content is None:
                 raise HttpError(422, f"{where} has no `proof` or `code`")
             items.append((str(custom_id), check_code(content, self._max_code_bytes, where)))
-        return items, timeout_s, infotree
+        return items, timeout_s, infotree, disable_cache
 
 
 def _backlog_full(exc: BacklogFull) -> HttpError:

@@ -9,15 +9,17 @@ rule                        what it catches
 ``new_axiom``               an ``axiom`` the stub does not have
 ``new_opaque``              an ``opaque`` the stub does not have (can hide an axiom)
 ``syntax_extension``        ``macro``, ``macro_rules``, ``syntax``, ``elab``, ``elab_rules``, ``notation``,
-                            ``infix``/``infixl``/``infixr``/``prefix``/``postfix``, ``declare_syntax_cat``,
-                            ``simproc``/``dsimproc``, ``binder_predicate``
+                            Mathlib's ``notation3``, ``infix``/``infixl``/``infixr``/``prefix``/``postfix``,
+                            ``declare_syntax_cat``, ``simproc``/``dsimproc``, ``binder_predicate``,
+                            ``unif_hint`` (``local``/``scoped`` forms included)
 ``unsafe``                  ``unsafe`` (modifier or term)
 ``partial``                 ``partial`` definitions
 ``implemented_by``          ``@[implemented_by …]`` / ``attribute [implemented_by …]``
 ``extern``                  ``@[extern …]``
 ``forbidden_attribute``     attributes that install elaboration-time code (``tactic``, ``command_elab``,
-                            ``term_elab``, ``macro``, ``init``, ``builtin_*`` …)
-``new_variable``            ``variable``/``include``/``omit`` the stub does not have
+                            ``term_elab``, ``macro``, ``init``, ``builtin_*``, ``norm_num``/``positivity``
+                            extensions, ``simproc`` …)
+``new_variable``            ``variable``/``variable?``/``include``/``omit`` the stub does not have
 ``duplicate_declaration``   a name declared twice (candidate-internal)
 ``local_instance``          ``local``/``scoped`` instances, ``attribute [local instance]`` …
 ``anonymous_instance``      an ``instance`` without a name the stub does not have
@@ -28,8 +30,13 @@ rule                        what it catches
 ``option_not_allowed``      a global ``set_option`` the stub does not set and that is not a resource/printing
                             option (``autoImplicit`` …)
 ``eval_command``            ``#eval``, ``run_cmd``, ``run_tac``, ``run_elab``, ``run_meta``, ``by_elab``,
-                            ``initialize``, ``#guard``, ``#print`` tricks (unless ``policy.allow_eval_commands``);
+                            ``initialize``/``builtin_initialize`` and the ``register_*`` commands built on them,
+                            ``#guard``, ``#print`` tricks (unless ``policy.allow_eval_commands``);
                             ``#print axioms``, ``#check``, ``#reduce`` … are allowed
+``suppressed_messages``     ``#guard_msgs … in`` put on a declaration: it removes that declaration's errors
+                            from the output, so a failed helper or target would look clean
+``unknown_command``         a lowercase word at column 0 the analyzer cannot tell from a command (see
+                            :mod:`lean_server.source.declarations`), before the target
 ``prelude``                 a ``prelude`` file (no ``Init``: core definitions can be replaced)
 ``open_private``            ``open private``
 ``export_command``          ``export`` (aliases can capture names)
@@ -40,6 +47,12 @@ rule                        what it catches
 ``native_evaluation``       ``native_decide``, ``decide +native``, ``native := true``, ``bv_decide``,
                             ``Lean.ofReduceBool``/``ofReduceNat``/``trustCompiler`` (unless ``policy.allow_native``)
 ==========================  ==========================================================================
+
+Commands after the target cannot change how it is stated: ``deriving instance``, named instances and
+unknown column-0 commands are allowed there. Global ``attribute [simp]``/``[-simp]`` changes are allowed
+anywhere: they change what ``simp`` tries, not what a statement means, and every proof is still checked
+by the kernel. ``add_decl_doc``, ``irreducible_def``, ``proof_wanted``, ``recall`` and the Aesop/simps
+registration commands are allowed helpers.
 
 A command that is token-for-token one of the stub's own commands is the stub's, not new: its
 axioms, instances, ``variable``s, notations and options are allowed. ``sorry`` is flagged
@@ -53,6 +66,7 @@ from collections.abc import Iterable
 
 from lean_server.policy import Policy
 from lean_server.source import SYNTAX_KINDS, Declaration, SourceFile, Token
+from lean_server.source.declarations import UNKNOWN_COMMAND
 from lean_server.statement import command_text, find_target, is_resource_option
 from lean_server.verdict import Violation
 
@@ -74,7 +88,22 @@ NATIVE_IDENTS = frozenset(
     }
 )
 EVAL_WORDS = frozenset(
-    {"run_cmd", "run_tac", "run_elab", "run_meta", "by_elab", "initialize", "builtin_initialize"}
+    {
+        "run_cmd",
+        "run_tac",
+        "run_elab",
+        "run_meta",
+        "by_elab",
+        "initialize",
+        "builtin_initialize",
+        # commands that expand to `initialize` / `builtin_initialize`
+        "register_option",
+        "register_builtin_option",
+        "register_simp_attr",
+        "register_label_attr",
+        "register_linter_set",
+        "register_error_explanation",
+    }
 )
 EVAL_HASH = frozenset({"#eval", "#guard", "#exec", "#run"})
 HARMLESS_HASH = frozenset(
@@ -113,12 +142,25 @@ FORBIDDEN_ATTRIBUTES = frozenset(
         "command_parser",
         "term_parser",
         "tactic_parser",
+        "norm_num",
+        "positivity",
+        "simproc",
+        "dsimproc",
+        "builtin_simproc",
+        "builtin_dsimproc",
+        "delab",
+        "app_unexpander",
+        "command_code_action",
+        "code_action_provider",
+        "hole_code_action",
+        "env_linter",
+        "linter",
     }
 )
 _TACTIC_LEADERS = frozenset(
     {"by", ";", "<;>", "·", ".", "(", "=>", "then", "else", "try", "first", "|", "<|>"}
 )
-_VARIABLE_KINDS = frozenset({"variable", "include", "omit"})
+_VARIABLE_KINDS = frozenset({"variable", "variable?", "include", "omit"})
 
 
 def _v(rule: str, message: str, tok: Token) -> Violation:
@@ -250,6 +292,23 @@ def _command_rules(
         out.append(_v("new_instance", "`deriving instance` before the target", kw))
     elif kind in EVAL_WORDS and not policy.allow_eval_commands:
         out.append(_v("eval_command", f"`{kind}` runs code at elaboration time", kw))
+    elif kind == UNKNOWN_COMMAND and before_target:
+        out.append(
+            _v(
+                "unknown_command",
+                f"`{kw.text}` at column 0 is not a tactic or term word the checker knows and may start a "
+                "command that changes how the statement elaborates (indent proof lines)",
+                kw,
+            )
+        )
+    if cmd.is_declaration and any(p.startswith("#guard_msgs") for p in cmd.prefixes):
+        out.append(
+            _v(
+                "suppressed_messages",
+                "`#guard_msgs … in` hides the errors of the declaration it wraps",
+                first,
+            )
+        )
     elif kind.startswith("#"):
         out.extend(_hash_rule(sf, cmd, kw, policy))
     if kind == "instance":

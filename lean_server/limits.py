@@ -143,13 +143,28 @@ def looks_like_oom(
     return bool(not killed_by_us and returncode in (-9, 137) and cap_bytes and last_rss * 2 >= cap_bytes)
 
 
-def auto_max_processes(settings: Settings) -> int:
-    """Pool size: ``settings.lean_max_processes``, or (0) bounded by cores and by memory."""
-    if settings.lean_max_processes > 0:
-        return settings.lean_max_processes
-    cores = os.cpu_count() or 2
+def _processes_by_memory(settings: Settings) -> int:
+    """How many Lean processes the machine's memory holds (at least 1)."""
     total_mb = psutil.virtual_memory().total // (1024 * 1024)
     # A Mathlib process peaks around 6.5 GB; never plan for more than the cap per process.
     per_process_mb = max(512, min(settings.lean_memory_limit_mb, 7_000))
-    by_memory = max(1, total_mb // per_process_mb)
-    return max(2, min(cores, by_memory))
+    return max(1, total_mb // per_process_mb)
+
+
+def auto_max_processes(settings: Settings) -> int:
+    """Processes that may run checks at once: ``settings.lean_max_processes``, or (0) bounded by
+    the cores and by memory, keeping room for one header's ``lean_warm_spares`` (the pool keeps
+    them on top of the running ones). At least 1, never more than memory allows."""
+    if settings.lean_max_processes > 0:
+        return settings.lean_max_processes
+    cores = os.cpu_count() or 1
+    spares = max(0, settings.lean_warm_spares)
+    return max(1, min(cores, _processes_by_memory(settings) - spares))
+
+
+def max_total_processes(settings: Settings) -> int | None:
+    """Ceiling on all processes, running ones and warm spares together: what memory holds when
+    the pool is sized automatically; None when ``lean_max_processes`` is set (the operator sized it)."""
+    if settings.lean_max_processes > 0:
+        return None
+    return _processes_by_memory(settings)

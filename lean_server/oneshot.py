@@ -48,7 +48,8 @@ def find_lean(settings: Settings) -> list[str] | None:
 
 
 def parse_json_lines(stdout: str) -> list[dict[str, Any]]:
-    """Messages from ``lean --json`` output, in the REPL's message shape."""
+    """Messages from ``lean --json`` output, in the REPL's message shape (plus Lean's ``kind``
+    tag when present; ``fileName``, ``caption``, ``isSilent``, ``keepFullRange`` are dropped)."""
     messages: list[dict[str, Any]] = []
     for line in stdout.splitlines():
         line = line.strip()
@@ -60,14 +61,16 @@ def parse_json_lines(stdout: str) -> list[dict[str, Any]]:
             continue
         if not isinstance(raw, dict) or "severity" not in raw:
             continue
-        messages.append(
-            {
-                "severity": normalise_severity(raw.get("severity")),
-                "pos": raw.get("pos"),
-                "endPos": raw.get("endPos"),
-                "data": str(raw.get("data", "")),
-            }
-        )
+        message: dict[str, Any] = {
+            "severity": normalise_severity(raw.get("severity")),
+            "pos": raw.get("pos"),
+            "endPos": raw.get("endPos"),
+            "data": str(raw.get("data", "")),
+        }
+        kind = raw.get("kind")
+        if isinstance(kind, str):
+            message["kind"] = kind
+        messages.append(message)
     return messages
 
 

@@ -8,6 +8,22 @@ env per process the same way (``{"cmd": ""}``), so no request ever sees another'
 A free process is handed straight to the first waiter of its header (interactive before batch,
 FIFO within one), with no polling. Replacements and spares start in the background, so a kill
 never puts an import on the critical path while a spare is warm.
+
+Sizing: ``max_processes`` bounds the processes *running checks* at once (cores and memory,
+see :func:`~lean_server.limits.auto_max_processes`). Warm spares come on top of it: every header
+with a running check keeps ``lean_warm_spares`` ready, idle processes that no waiter may take
+while all ``max_processes`` slots are busy; the moment a slot frees (a check ends, a timeout
+kills its process) its first waiter takes a spare, with no import on its path, and a new spare
+starts in the background. So at most ``max_processes * (1 + lean_warm_spares)`` processes exist
+(plus one recycling replacement at a time), and never more than memory holds when the pool is
+sized automatically (:func:`~lean_server.limits.max_total_processes`; the automatic cap leaves
+room for one header's spares). Idle processes of headers with nothing running are the first
+evicted when another header needs room. A saturated pool therefore still has its spares, which
+spares counted inside the cap could not give.
+
+A process that fails to start for a transient reason (crash, OOM, import timeout) is started
+again for its waiters until ``UNAVAILABLE_AFTER_FAILURES`` starts in a row failed; only a
+deterministic header error (the REPL rejected the import line) fails the waiters at once.
 """
 
 from __future__ import annotations
@@ -23,7 +39,7 @@ from typing import Any
 from lean_server.backend import CompileOutcome, CompileUnit
 from lean_server.checker import Priority
 from lean_server.header import shift_response
-from lean_server.limits import MemoryLimiter, auto_max_processes
+from lean_server.limits import MemoryLimiter, auto_max_processes, max_total_processes
 from lean_server.protocol import ReplReply, ReplStatus
 from lean_server.repl import ReplProcess
 from sorryless.config import Settings
@@ -121,9 +137,13 @@ class ReplPool:
         self.argv = argv
         self.cwd: Path | None = cwd if cwd is not None else settings.lean_project_dir
         self.max_processes = auto_max_processes(settings)
+        self.max_total = max_total_processes(settings)
+        """Memory ceiling on running + spare processes (None: only the per-header spare rule)."""
         self.limiter = MemoryLimiter(settings.lean_memory_limit_mb)
         self._groups: dict[str, _Group] = {}
         self._total = 0
+        self._busy = 0
+        """Processes handed out and not released (at most ``max_processes``)."""
         self._waiting = 0
         self._closed = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -176,6 +196,7 @@ class ReplPool:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         self._groups.clear()
         self._total = 0
+        self._busy = 0
 
     # ---- public backend API -------------------------------------------------------------------
     async def compile(self, unit: CompileUnit) -> CompileOutcome:
@@ -198,7 +219,8 @@ class ReplPool:
             )
         t_got = time.monotonic()
         waited = t_got - t0
-        imported = min(proc.import_seconds, waited) if proc.ready_at > t0 else 0.0
+        imported = min(proc.import_seconds, waited) if proc.handed_fresh else 0.0
+        proc.handed_fresh = False
         reusable = False
         try:
             request: dict[str, Any] = {"cmd": unit.text_for_body(), "env": proc.header_env}
@@ -314,9 +336,10 @@ class ReplPool:
         """A ready process for ``header`` (its header env loaded), waiting for one if needed."""
         group = self._group(header)
         group.last_used = time.monotonic()
-        while group.idle and not group.waiting():
+        while group.idle and not group.waiting() and self._busy < self.max_processes:
             proc = group.idle.pop()
             group.busy += 1
+            self._busy += 1
             stale = self._stale_reason(proc)
             if stale is not None:
                 self.release(proc, reusable=False, reason=stale)
@@ -341,6 +364,7 @@ class ReplPool:
         """Give a process back after a request (``reusable`` False: it was killed or is suspect)."""
         group = self._group(proc.header)
         group.busy -= 1
+        self._busy -= 1
         if reason is None:
             proc.uses += 1
         if not reusable or not proc.alive:
@@ -384,7 +408,7 @@ class ReplPool:
                 return False  # still importing
             self._retire(group, proc, reason)
             return True
-        if self._closed or self._total > self.max_processes:
+        if self._closed or self._total > self._process_limit():
             return False  # a swap is already using the one extra slot: serve on, try again later
         proc.replacement = self._spawn(group)
         return False
@@ -395,30 +419,70 @@ class ReplPool:
             group.idle.remove(old)
             self._retire(group, old, old.retiring or "recycled")
 
-    def _retire(self, group: _Group, proc: ReplProcess, reason: str) -> None:
+    def _discard(self, group: _Group, proc: ReplProcess, reason: str) -> None:
+        """Kill ``proc`` and forget it (reaped in the background); no refill."""
         if proc in group.procs:
             group.procs.discard(proc)
             self._total -= 1
             self._kills[reason] += 1
         proc.kill(reason)
         self._track(proc.aclose(reason))
+
+    def _retire(self, group: _Group, proc: ReplProcess, reason: str) -> None:
+        self._discard(group, proc, reason)
         if not self._closed:
+            self._dispatch()
             self._fill(group)
             self._fill_others(group)
 
-    def _deliver(self, group: _Group, proc: ReplProcess) -> None:
-        """Hand a ready process to the first waiter of its header, else park it (or give its slot
-        to a header that is starved)."""
-        waiter = group.pop_waiter()
-        if waiter is not None:
-            group.busy += 1
-            waiter.future.set_result(proc)
-            return
-        starved = self._starved_group(exclude=group)
-        if starved is not None and self._total >= self.max_processes:
-            self._retire_for(group, proc, starved)
-            return
+    def _process_limit(self) -> int:
+        """Most processes that may exist now: the busy cap plus the spares of every header with a
+        running check (so at most ``max_processes * (1 + lean_warm_spares)``)."""
+        spares = self.settings.lean_warm_spares
+        if spares <= 0:
+            return self.max_processes
+        limit = self.max_processes + spares * sum(1 for g in self._groups.values() if g.busy)
+        return limit if self.max_total is None else max(self.max_processes, min(limit, self.max_total))
+
+    def _hand(self, group: _Group, proc: ReplProcess, waiter: _Waiter, *, fresh: bool = False) -> None:
+        group.busy += 1
+        self._busy += 1
+        proc.handed_fresh = fresh
+        waiter.future.set_result(proc)
+
+    def _deliver(self, group: _Group, proc: ReplProcess, *, fresh: bool = False) -> None:
+        """Hand a ready process to the first waiter of its header while a busy slot is free, else
+        park it as a spare (or give its slot to a header that is starved)."""
+        if self._busy < self.max_processes:
+            waiter = group.pop_waiter()
+            if waiter is not None:
+                self._hand(group, proc, waiter, fresh=fresh)
+                return
         group.idle.append(proc)
+        if len(self._groups) == 1:
+            return
+        self._dispatch()
+        starved = self._starved_group(exclude=group)
+        if starved is not None and proc in group.idle and self._total >= self._process_limit():
+            group.idle.remove(proc)
+            self._retire_for(group, proc, starved)
+
+    def _dispatch(self) -> None:
+        """Give free busy slots to waiters of any header that has an idle process."""
+        if self._busy >= self.max_processes:
+            return
+        for group in list(self._groups.values()):
+            while group.idle and self._busy < self.max_processes and group.waiting():
+                proc = group.idle.pop()
+                stale = self._stale_reason(proc)
+                if stale is not None:
+                    self._discard(group, proc, stale)
+                    continue
+                waiter = group.pop_waiter()
+                if waiter is None:
+                    group.idle.append(proc)
+                    break
+                self._hand(group, proc, waiter)
 
     def _retire_for(self, group: _Group, proc: ReplProcess, starved: _Group) -> None:
         group.procs.discard(proc)
@@ -430,28 +494,29 @@ class ReplPool:
 
     def _starved_group(self, exclude: _Group) -> _Group | None:
         for other in self._groups.values():
-            if other is not exclude and other.waiting() > other.starting:
+            if other is not exclude and other.waiting() > other.starting + len(other.idle):
                 return other
         return None
 
     def _fill(self, group: _Group) -> None:
-        """Start processes for ``group``: one per unserved waiter plus the warm spares."""
+        """Start processes for ``group``: one per unserved waiter plus the warm spares (the
+        spares may go past ``max_processes``, up to :meth:`_process_limit`)."""
         if self._closed:
             return
         want = group.waiting() + max(0, self.settings.lean_warm_spares)
         while len(group.idle) + group.starting < want:
-            if self._total >= self.max_processes and not self._evict_idle(exclude=group, need=group):
+            if self._total >= self._process_limit() and not self._evict_idle(exclude=group, need=group):
                 break
             self._spawn(group)
 
     def _fill_others(self, group: _Group) -> None:
         for other in list(self._groups.values()):
-            if other is not group and other.waiting() > other.starting:
+            if other is not group and other.waiting() > other.starting + len(other.idle):
                 self._fill(other)
 
     def _evict_idle(self, exclude: _Group, need: _Group) -> bool:
         """Free a slot for a header with waiters by killing an idle process of another header."""
-        if need.waiting() <= need.starting:
+        if need.waiting() <= need.starting + len(need.idle):
             return False
         victims = [g for g in self._groups.values() if g is not exclude and g.idle]
         if not victims:
@@ -507,7 +572,7 @@ class ReplPool:
             log.debug(
                 "repl ready", pid=proc.pid, header=group.header[:80], import_s=round(proc.import_seconds, 3)
             )
-            self._deliver(group, proc)
+            self._deliver(group, proc, fresh=True)
             self._retire_replaced(group, proc)
             return
         header_error = reply.status is ReplStatus.REPL_ERROR
@@ -534,11 +599,25 @@ class ReplPool:
                     group.idle.remove(old)
                     self._retire(group, old, old.retiring or "recycled")
             return
-        # Every waiter of this header would fail the same way: fail them now.
+        if not header_error and self._start_failures < UNAVAILABLE_AFTER_FAILURES:
+            # Maybe transient (a crash, OOM, an import past its deadline): start again for the
+            # waiters that no other start covers; the spares come back with the next check.
+            if group.waiting() > group.starting + len(group.idle):
+                self._spawn_for_waiters(group)
+            self._fill_others(group)
+            return
+        # A bad import line fails every try the same way; a REPL that keeps failing to start is
+        # down: fail the waiters now.
         error = HeaderUnavailable(reply, header_error)
         while (waiter := group.pop_waiter()) is not None:
             waiter.future.set_exception(error)
         self._fill_others(group)
+
+    def _spawn_for_waiters(self, group: _Group) -> None:
+        while group.waiting() > group.starting + len(group.idle):
+            if self._total >= self._process_limit() and not self._evict_idle(exclude=group, need=group):
+                break
+            self._spawn(group)
 
     async def _watch_memory(self) -> None:
         """Sample each process's RSS once a second: kill those past the memory cap (the request

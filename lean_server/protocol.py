@@ -101,12 +101,14 @@ def _pos(raw: Any) -> Pos | None:
 
 def message_from_raw(raw: dict[str, Any]) -> Message:
     """A :class:`Message` from a REPL message or a ``lean --json`` line (positions as given)."""
+    kind = raw.get("kind")
     return Message.model_construct(
         severity=normalise_severity(raw.get("severity")),
         data=str(raw.get("data", "")),
         pos=_pos(raw.get("pos")),
         end_pos=_pos(raw.get("endPos")),
         category=None,
+        kind=kind if isinstance(kind, str) else None,
     )
 
 

@@ -99,6 +99,7 @@ class ReplProcess:
         "_stderr",
         "argv",
         "cwd",
+        "handed_fresh",
         "header",
         "header_env",
         "import_seconds",
@@ -130,6 +131,8 @@ class ReplProcess:
         self.retiring: str | None = None
         """Why the pool recycles this process (it serves on until its replacement is ready)."""
         self.replacement: ReplProcess | None = None
+        self.handed_fresh = False
+        """Handed to a waiter the moment its import finished (the import was on that check's path)."""
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr: IO[bytes] | None = None
         self._limit = LimitHandle()

@@ -2,7 +2,9 @@
 
 cache -> pool (REPL, or one-shot ``lean`` when no REPL is configured) -> compile + axioms tiers
 -> trust tiers -> optional one-shot re-check of a PASS -> one :class:`Certificate` per snippet,
-yielded in completion order. Identical snippets of one batch are checked once.
+yielded in completion order. Identical snippets of one batch (same code, stub, policy and
+deadline, cache allowed) are checked once; a copy is marked ``cached`` only when its verdict is
+one the cache stores (never TIMEOUT, OOM or INFRA_ERROR).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from lean_server import trust
 from lean_server.backend import Backend, CompileUnit
-from lean_server.cache import ResultCache, cache_key
+from lean_server.cache import UNCACHEABLE, ResultCache, cache_key, raw_cache_key
 from lean_server.checker import BacklogFull, Priority, Snippet
 from lean_server.feedback import goal_at_first_error, render_feedback
 from lean_server.header import SplitCode, split_header
@@ -26,7 +28,7 @@ from lean_server.oneshot import OneShotBackend
 from lean_server.policy import Policy, resolve_policy
 from lean_server.pool import PoolStats, ReplPool
 from lean_server.protocol import ReplStatus
-from lean_server.tiers import axiom_commands, evaluate, theorem_names
+from lean_server.tiers import AxiomAudit, axiom_commands, evaluate, prepare_axiom_audit
 from lean_server.verdict import Certificate, EnvironmentStamp, TierResult, Verdict, combine, content_hash
 from sorryless.config import Settings
 from sorryless.lean_env import probe_lean, read_lock
@@ -47,6 +49,8 @@ class RawResult:
     error: str | None = None
     time: float = 0.0
     diagnostics: dict[str, Any] | None = None
+    cached: bool = False
+    """Answered from the result cache (``use_cache``)."""
 
 
 @dataclass(slots=True)
@@ -180,6 +184,7 @@ class LeanService:
 
     def _plan(self, snippets: Sequence[Snippet]) -> list[_Job]:
         jobs: dict[str, _Job] = {}
+        unique: list[_Job] = []
         for snippet in snippets:
             policy: Policy | None
             try:
@@ -194,13 +199,20 @@ class LeanService:
                 )
             else:
                 key = content_hash(f"invalid\0{snippet.code}\0{snippet.policy}\0{snippet.policy_overrides}")
-            existing = jobs.get(key)
+            split = split_header(snippet.code) if policy is not None else None
+            job = _Job(snippet, policy, error, split, key, recheck)
+            if not snippet.use_cache:
+                unique.append(job)  # asked for a check of its own
+                continue
+            timeout_s = snippet.timeout_s or self.settings.lean_check_timeout_s
+            dedup_key = f"{key}\0{timeout_s!r}"
+            existing = jobs.get(dedup_key)
             if existing is not None:
                 existing.duplicates.append(snippet)
                 continue
-            split = split_header(snippet.code) if policy is not None else None
-            jobs[key] = _Job(snippet, policy, error, split, key, recheck)
-        return list(jobs.values())
+            jobs[dedup_key] = job
+            unique.append(job)
+        return unique
 
     def reserve(self, n: int) -> Reservation:
         """Admit ``n`` checks at once (raises BacklogFull before any work starts when they do not
@@ -230,9 +242,11 @@ class LeanService:
                 cert = self._infra_certificate(job, f"internal error: {type(exc).__name__}: {exc}")
             self._verdicts[cert.verdict.value] += 1
             done.put_nowait(cert)
+            # A copy "comes from the cache" only when the cache would have kept the answer.
+            copy_cached = cert.cached or cert.verdict not in UNCACHEABLE
             for dup in job.duplicates:
                 self._verdicts[cert.verdict.value] += 1
-                done.put_nowait(cert.model_copy(update={"id": dup.id, "cached": True}))
+                done.put_nowait(cert.model_copy(update={"id": dup.id, "cached": copy_cached}))
         finally:
             self._active -= 1
 
@@ -266,10 +280,12 @@ class LeanService:
         if len(snippet.code.encode("utf-8")) > self.settings.lean_max_code_bytes:
             return self._infra_certificate(job, f"code larger than {self.settings.lean_max_code_bytes} bytes")
 
-        names = theorem_names(snippet.code)
+        audit = prepare_axiom_audit(snippet.code)
+        names = audit.names
+        split = split_header(audit.code) if audit.rewritten else job.split
         timeout_s = snippet.timeout_s or self.settings.lean_check_timeout_s
-        unit = CompileUnit(snippet.code, job.split, axiom_commands(names), timeout_s, priority)
-        outcome = await self.primary.compile(unit)
+        unit = CompileUnit(audit.code, split, axiom_commands(names), timeout_s, priority)
+        outcome = audit.restore(await self.primary.compile(unit))
         report = evaluate(outcome, code=snippet.code, names=names, policy=policy, stub=snippet.stub)
         tiers = list(report.tiers)
         timings = {k: v for k, v in outcome.timings.items()}
@@ -284,7 +300,7 @@ class LeanService:
         verdict, _ = combine(tiers)
         if verdict is Verdict.PASS and job.recheck and self.pool is not None and self.oneshot.available:
             t0 = time.monotonic()
-            tiers.append(await self._recheck(unit, names, policy, snippet.stub))
+            tiers.append(await self._recheck(unit, audit, policy, snippet.stub))
             timings["recheck"] = time.monotonic() - t0
         verdict, reasons = combine(tiers)
 
@@ -327,10 +343,10 @@ class LeanService:
             ]
 
     async def _recheck(
-        self, unit: CompileUnit, names: list[str], policy: Policy, stub: str | None
+        self, unit: CompileUnit, audit: AxiomAudit, policy: Policy, stub: str | None
     ) -> TierResult:
-        outcome = await self.oneshot.compile(unit)
-        report = evaluate(outcome, code=unit.code, names=names, policy=policy, stub=stub)
+        outcome = audit.restore(await self.oneshot.compile(unit))
+        report = evaluate(outcome, code=unit.code, names=audit.names, policy=policy, stub=stub)
         verdict, reasons = combine(report.tiers)
         if verdict is not Verdict.PASS:
             reasons = [f"one-shot re-check: {r}" for r in reasons] or ["one-shot re-check failed"]
@@ -352,12 +368,15 @@ class LeanService:
         priority: Priority = Priority.BATCH,
         infotree: str | None = None,
         reservation: Reservation | None = None,
+        use_cache: bool = False,
     ) -> RawResult:
         """Compile only (no axioms, no trust): the REPL response with positions mapped back.
 
         ``infotree`` ("full", "tactics", "original", "substantive") asks the REPL for its infotree;
         its ranges are mapped back too. ``reservation`` (from :meth:`reserve`): this check uses
-        one of its slots instead of being admitted on its own.
+        one of its slots instead of being admitted on its own. ``use_cache``: answer from the
+        result cache when it holds this code's response, and store a new response there (errors
+        are never stored).
         """
         if not self._started:
             await self.start()
@@ -367,7 +386,12 @@ class LeanService:
         else:
             self._admit(1)
             self._active += 1
+        key = raw_cache_key(self.stamp, code, infotree) if use_cache else None
         try:
+            if key is not None:
+                hit = await self.cache.get_raw(key)
+                if hit is not None:
+                    return RawResult(hit, None, time.monotonic() - t0, None, cached=True)
             unit = CompileUnit(
                 code,
                 split_header(code),
@@ -386,6 +410,8 @@ class LeanService:
             else None
         )
         if outcome.status is ReplStatus.OK and outcome.response is not None:
+            if key is not None:
+                await self.cache.put_raw(key, outcome.response)
             return RawResult(outcome.response, None, elapsed, diagnostics)
         return RawResult(None, outcome.detail or outcome.status.value, elapsed, diagnostics)
 

@@ -20,8 +20,11 @@ passes when:
 - every other command of the stub before its target (definitions, ``variable``s, instances,
   axioms, notations …) appears unchanged in the candidate, before the target. A prerequisite whose
   body is ``sorry`` may receive a body when it is a ``theorem``/``lemma`` (a proof obligation) or an
-  answer slot whose name ends in ``_solution`` (PutnamBench ``abbrev putnam_…_solution : T := sorry``);
-  its signature must stay the same. Other ``sorry`` definitions must stay as they are.
+  answer slot whose name ends in ``_solution`` (PutnamBench ``abbrev putnam_…_solution : T := sorry``):
+  its kind, signature, modifiers and attributes must stay the same (the body is the candidate's; a
+  ``sorry`` left in it is the legality tier's ``sorry``). Other ``sorry`` definitions must stay as they
+  are. Every named prerequisite must also keep its context (namespace, ``open``s, options, ``… in``
+  prefixes): ``open Foo in def f …`` can change what an unchanged ``def f`` means.
 - no new declaration before the target reuses a name the statement mentions (a fresh ``pow``,
   ``Nat.Prime`` …), and no declaration of the stub is declared twice.
 
@@ -299,7 +302,9 @@ def prerequisites(stub: SourceFile, target: Declaration) -> list[Declaration]:
     return out
 
 
-def _may_fill(stub: SourceFile, cmd: Declaration) -> bool:
+def may_fill(stub: SourceFile, cmd: Declaration) -> bool:
+    """Whether the candidate may give the stub's ``cmd`` a body: a ``sorry``-ed theorem/lemma before
+    the target (a proof obligation) or a ``sorry``-ed answer slot named ``…_solution``."""
     if not is_sorry_body(stub, cmd):
         return False
     if cmd.is_theorem:
@@ -376,12 +381,21 @@ def match_statement(
                 target_tok,
             )
         )
-    violations.extend(_check_prerequisites(stub, target, candidate, cand_target))
+    violations.extend(
+        _check_prerequisites(stub, target, candidate, cand_target, (stub_inherits, cand_inherits))
+    )
     return violations
 
 
+_Inherited = tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None
+
+
 def _check_prerequisites(
-    stub: SourceFile, target: Declaration, candidate: SourceFile, cand_target: Declaration
+    stub: SourceFile,
+    target: Declaration,
+    candidate: SourceFile,
+    cand_target: Declaration,
+    inherited: tuple[_Inherited, _Inherited],
 ) -> list[Violation]:
     violations: list[Violation] = []
     prereqs = prerequisites(stub, target)
@@ -422,17 +436,28 @@ def _check_prerequisites(
                 violations.append(
                     _violation("prerequisite_moved", f"`{pre.name}` must come before the target", tok)
                 )
-            if _may_fill(stub, pre):
+            if may_fill(stub, pre):
                 same = (
                     KIND_SYNONYMS.get(got.kind, got.kind) == KIND_SYNONYMS.get(pre.kind, pre.kind)
                     and signature(candidate, got) == signature(stub, pre)
                     and got.modifiers == pre.modifiers
+                    and got.attributes == pre.attributes
+                    and got.scope == pre.scope
                 )
             else:
                 same = command_text(candidate, got) == command_text(stub, pre)
             if not same:
                 violations.append(
                     _violation("prerequisite_changed", f"the stub's `{pre.name}` was changed", tok)
+                )
+            elif _context(stub, pre, inherited[0]) != _context(candidate, got, inherited[1]):
+                violations.append(
+                    _violation(
+                        "prerequisite_changed",
+                        f"the stub's `{pre.name}` is stated under different `open`s, options or `… in` "
+                        "prefixes than in the stub",
+                        tok,
+                    )
                 )
         else:
             key = command_text(stub, pre)

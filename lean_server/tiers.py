@@ -5,13 +5,19 @@ the *same* command, so it is read from the very environment that elaborated the 
 same round trip. Their messages sit on the lines after the user's text: they are taken out of
 the user-facing messages and parsed. A declaration with no report (``#exit``, an unclosed
 comment...) is never a pass.
+
+Unnamed declarations (``example``, anonymous ``instance``) carry proofs too but cannot be named
+in ``#print axioms``: :func:`prepare_axiom_audit` gives each a generated name in the text sent to
+Lean (``example`` becomes ``noncomputable def _sorryless_example_l<line>``, an instance gets
+``_sorryless_instance_l<line>``), and :meth:`AxiomAudit.restore` maps the columns of that line
+back to the user's text, so every proof-carrying declaration's axioms are audited.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lean_server import trust
@@ -19,6 +25,7 @@ from lean_server.backend import CompileOutcome
 from lean_server.feedback import shape_messages
 from lean_server.policy import Policy
 from lean_server.protocol import ReplStatus, message_from_raw, sorry_from_raw
+from lean_server.source import DECLARATION_KINDS, Token, parse
 from lean_server.source import theorem_names as source_theorem_names
 from lean_server.verdict import VERDICT_PRECEDENCE, Message, Sorry, TierResult, Verdict
 
@@ -33,6 +40,135 @@ def theorem_names(code: str) -> list[str]:
 
 def axiom_commands(names: list[str]) -> str:
     return "\n".join(f"#print axioms {n}" for n in names)
+
+
+GENERATED_NAME_PREFIX = "_sorryless_"
+_NO_NONCOMPUTABLE = frozenset({"noncomputable", "unsafe", "partial", "nonrec"})
+"""Modifiers after which ``noncomputable`` may not be added (already there, or out of order)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    """Text replaced on one line: ``old_len`` codepoints at ``column`` of the user's text became
+    ``new_len`` codepoints at ``sent_column`` of the text sent to Lean."""
+
+    column: int
+    sent_column: int
+    old_len: int
+    new_len: int
+
+
+@dataclass(slots=True)
+class AxiomAudit:
+    """The text to send to Lean and the declaration names to ``#print axioms`` for."""
+
+    code: str
+    """The user's code with every unnamed proof-carrying declaration named (same lines)."""
+    names: list[str]
+    edits: dict[int, list[_Edit]] = field(default_factory=dict)
+    """Edits per 1-based line, in column order."""
+
+    @property
+    def rewritten(self) -> bool:
+        return bool(self.edits)
+
+    def restore(self, outcome: CompileOutcome) -> CompileOutcome:
+        """``outcome`` with its message and sorry positions in the user's own text."""
+        if not self.edits or outcome.response is None:
+            return outcome
+        response = dict(outcome.response)
+        for key in ("messages", "sorries"):
+            entries = response.get(key)
+            if isinstance(entries, list):
+                response[key] = [self._restore_entry(e) if isinstance(e, dict) else e for e in entries]
+        return replace(outcome, response=response)
+
+    def _restore_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
+        out = dict(entry)
+        for key in ("pos", "endPos"):
+            pos = entry.get(key)
+            if (
+                isinstance(pos, dict)
+                and isinstance(pos.get("line"), int)
+                and isinstance(pos.get("column"), int)
+            ):
+                edits = self.edits.get(pos["line"])
+                if edits:
+                    out[key] = {**pos, "column": _original_column(edits, pos["column"])}
+        return out
+
+
+def _original_column(edits: list[_Edit], column: int) -> int:
+    shift = 0
+    for edit in edits:
+        if column < edit.sent_column:
+            break
+        if column < edit.sent_column + edit.new_len:
+            return edit.column  # inside the generated text: its place in the user's text
+        shift = edit.sent_column + edit.new_len - (edit.column + edit.old_len)
+    return column - shift
+
+
+def prepare_axiom_audit(code: str) -> AxiomAudit:
+    """Names for ``#print axioms``: every named declaration of ``code``, plus a generated name for
+    each ``example`` and anonymous ``instance`` (given to it in :attr:`AxiomAudit.code`)."""
+    source = parse(code)
+    names: dict[str, None] = {}
+    pending: list[tuple[int, int, str, Token]] = []  # (start, end, replacement, anchor token)
+    taken: dict[str, int] = {}
+    tokens = source.tokens
+    for cmd in source.commands:
+        if cmd.kind not in DECLARATION_KINDS:
+            continue
+        if cmd.name:
+            names.setdefault(cmd.name, None)
+            continue
+        if cmd.kind not in ("example", "instance") or cmd.keyword_index >= len(tokens):
+            continue
+        keyword = tokens[cmd.keyword_index]
+        base = f"{GENERATED_NAME_PREFIX}{cmd.kind}_l{keyword.line}"
+        count = taken.get(base, 0)
+        taken[base] = count + 1
+        generated = base if count == 0 else f"{base}_{count}"
+        if cmd.kind == "example":
+            modifier = "" if _NO_NONCOMPUTABLE & set(cmd.modifiers) else "noncomputable "
+            pending.append((keyword.start, keyword.end, f"{modifier}def {generated}", keyword))
+        else:
+            anchor = _instance_name_anchor(tokens, cmd.keyword_index, cmd.tokens.end)
+            pending.append((anchor.end, anchor.end, f" {generated}", anchor))
+        names.setdefault(f"{cmd.namespace}.{generated}" if cmd.namespace else generated, None)
+    if not pending:
+        return AxiomAudit(code, list(names))
+    parts: list[str] = []
+    edits: dict[int, list[_Edit]] = {}
+    last = 0
+    line_shift: dict[int, int] = {}
+    for start, end, text, anchor in pending:
+        parts.append(code[last:start])
+        parts.append(text)
+        last = end
+        column = anchor.column if start == anchor.start else anchor.column + (end - anchor.start)
+        shift = line_shift.get(anchor.line, 0)
+        edits.setdefault(anchor.line, []).append(_Edit(column, column + shift, end - start, len(text)))
+        line_shift[anchor.line] = shift + len(text) - (end - start)
+    parts.append(code[last:])
+    return AxiomAudit("".join(parts), list(names), edits)
+
+
+def _instance_name_anchor(tokens: list[Token], keyword_index: int, end: int) -> Token:
+    """The token after which an anonymous instance's name goes: ``instance`` or its
+    ``(priority := …)``."""
+    i = keyword_index + 1
+    if i + 1 < end and tokens[i].text == "(" and tokens[i + 1].text == "priority":
+        depth = 0
+        for j in range(i, end):
+            if tokens[j].text == "(":
+                depth += 1
+            elif tokens[j].text == ")":
+                depth -= 1
+                if depth == 0:
+                    return tokens[j]
+    return tokens[keyword_index]
 
 
 def parse_axioms_message(data: str) -> tuple[str, list[str]] | None:

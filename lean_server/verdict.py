@@ -52,6 +52,11 @@ class Message(BaseModel):
     pos: Pos | None = None
     end_pos: Pos | None = None
     category: ErrorCategory | None = Field(default=None, description="Stable category of an error.")
+    kind: str | None = Field(
+        default=None,
+        description="Lean's message kind tag when the backend gives one (`lean --json`: "
+        "e.g. `lean.unknownIdentifier._namedError`, `[anonymous]`).",
+    )
 
 
 class Sorry(BaseModel):

@@ -11,6 +11,7 @@ from typing import Any
 
 _EXPORTS: dict[str, str] = {
     "Meter": "prover.budget",
+    "InputFileError": "prover.errors",
     "LLMBadRequest": "prover.errors",
     "LLMError": "prover.errors",
     "LLMProtocolError": "prover.errors",

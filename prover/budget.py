@@ -1,7 +1,8 @@
 """Counting what a task spends (:class:`Cost`) and stopping at the caps of its :class:`Budget`.
 
 Definitions follow the anchors: pass@32 = 32 attempts, repairs included. An attempt is one LLM
-generation (fresh sample or repair) or one tactic try; every Lean check is a compile call.
+generation (fresh sample, repair, or the continuation after a model's tool call: LongCat counts
+inferences x tool calls) or one tactic try; every Lean check is a compile call.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ class Meter:
     def can_use_tool(self) -> bool:
         """A model-initiated compile (TIR) is within the token, compile-call and wall caps.
 
-        Tool rounds continue an attempt rather than start one: they are counted in
-        ``tool_calls`` and ``compile_calls`` (cap them with ``max_compile_calls``)."""
+        The generation that follows a tool result is reserved as one more attempt
+        (``reserve(1)``), so tool rounds are capped by ``max_attempts`` too; the compile itself
+        is counted in ``tool_calls`` and ``compile_calls``."""
         b = self.budget
         if b.max_tokens is not None and self.cost.tokens >= b.max_tokens:
             return False

@@ -1,15 +1,20 @@
 """`sorryless prove FILE.lean`: fill every sorry-ed theorem with a PASS-certified proof.
 
 Exit status: 0 when every sorry-ed theorem was proved, 1 when some remain (they are left as
-they were and listed), 2 on a usage or infrastructure error.
+they were and listed with why), 2 on a usage or infrastructure error: an unknown strategy or
+profile, a strategy that needs an LLM when none is configured or the LLM server does not answer
+(checked before any work), an unreadable file, or a theorem whose search stopped on an error.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from prover.prove_file import TheoremReport
 
 
 def register(app: typer.Typer) -> None:
@@ -43,6 +48,7 @@ def register(app: typer.Typer) -> None:
         import json
 
         from rich.console import Console
+        from rich.markup import escape
 
         from prover.prove_file import prove_file
         from prover.types import Budget
@@ -84,7 +90,7 @@ def register(app: typer.Typer) -> None:
                 )
             )
         except (SorrylessError, ValueError) as exc:  # prover, LLM and Lean errors
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(2) from exc
         finally:
             if status is not None:
@@ -97,14 +103,29 @@ def register(app: typer.Typer) -> None:
         else:
             console = Console()
             for t in report.theorems:
-                mark = "[green]proved[/green]" if t.solved else f"[yellow]left as is[/yellow] ({t.stopped}"
-                mark += "" if t.solved else (f", last verdict {t.verdict})" if t.verdict else ")")
-                console.print(f"{t.name} (line {t.line}): {mark}  attempts={t.attempts}")
+                console.print(_theorem_line(t), soft_wrap=True)
             c = report.cost
             console.print(
                 f"{report.solved}/{len(report.theorems)} proved; attempts={c.attempts} compile_calls={c.compile_calls} "
                 f"tokens={c.tokens} wall={c.wall_seconds:.1f}s"
-                + (f"; written to {report.out}" if report.out else "")
+                + (f"; written to {escape(report.out)}" if report.out else ""),
+                soft_wrap=True,
             )
+        if any(t.stopped == "error" for t in report.theorems):
+            raise typer.Exit(2)
         if report.unsolved:
             raise typer.Exit(1)
+
+
+def _theorem_line(t: TheoremReport) -> str:
+    """`name (line N): proved` or `left as is (why: the error; last verdict V)` for one theorem."""
+    from rich.markup import escape
+
+    head = f"{escape(t.name)} (line {t.line}): "
+    if t.solved:
+        return f"{head}[green]proved[/green]  attempts={t.attempts}"
+    why = [escape(t.stopped + (f": {t.error}" if t.error else ""))]
+    if t.verdict:
+        why.append(f"last verdict {t.verdict}")
+    colour = "red" if t.stopped == "error" else "yellow"
+    return f"{head}[{colour}]left as is[/{colour}] ({'; '.join(why)})  attempts={t.attempts}"

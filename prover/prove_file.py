@@ -8,9 +8,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from lean_server.checker import Checker
-from prover.extract import Candidate, splice_file
+from prover.errors import InputFileError
+from prover.extract import Candidate, splice_file, split_target
 from prover.files import apply_proofs, find_sorry_theorems, task_for
-from prover.lean_text import split_stub
 from prover.runner import ProverRunner, build_runner
 from prover.types import Budget, Cost, EventSink, ProofOutcome
 from sorryless.config import Settings
@@ -82,7 +82,7 @@ async def prove_text(
             and outcome.certificate is not None
             and outcome.certificate.passed
         ):
-            cand = splice_file(split_stub(task.statement, task.target), outcome.proof)
+            cand = splice_file(split_target(task.statement, task.target), outcome.proof)
             if cand is not None:
                 filled[thm.name] = cand
                 written = True
@@ -101,6 +101,19 @@ async def prove_text(
     return apply_proofs(text, filled), report
 
 
+def read_source(path: Path) -> str:
+    """The text of a Lean file; InputFileError (with the file name) when unreadable."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            "Lean sources are UTF-8"
+        ) from exc
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+
+
 async def prove_file(
     settings: Settings,
     path: Path,
@@ -113,10 +126,15 @@ async def prove_file(
     on_event: EventSink | None = None,
     on_theorem: Callable[[str, int, int], None] | None = None,
 ) -> FileReport:
-    """Prove the sorry-ed theorems of ``path``; write the result to ``out`` (None: don't write)."""
-    text = path.read_text(encoding="utf-8")
+    """Prove the sorry-ed theorems of ``path``; write the result to ``out`` (None: don't write).
+
+    Before any work: the file must be UTF-8 text (InputFileError names it), the strategy and
+    profile must exist and the LLM a strategy needs must be configured and answering
+    (:meth:`ProverRunner.preflight`)."""
+    text = read_source(path)
     runner = build_runner(settings, checker)
     try:
+        await runner.preflight(strategy, profile)
         new_text, report = await prove_text(
             runner,
             text,

@@ -12,7 +12,13 @@ import asyncio
 
 from lean_server.checker import Checker, LeanError, Priority
 from prover.budget import Meter
-from prover.errors import LLMError, ProverError, StrategyUnavailable
+from prover.errors import (
+    LLMError,
+    LLMUnavailable,
+    ProverError,
+    StrategyUnavailable,
+    is_infrastructure_failure,
+)
 from prover.llm import LLM
 from prover.memory import ProofMemory
 from prover.profiles import get_profile
@@ -48,6 +54,38 @@ class ProverRunner:
             return self.settings.prover_default_strategy
         return "repair" if self.llm is not None else "portfolio"
 
+    def resolve_strategy(self, strategy: str | None) -> Strategy:
+        """The strategy called ``strategy`` (default: the runner's); raises StrategyUnavailable."""
+        return build_strategy(
+            strategy or self.default_strategy(),
+            parallel=self.settings.prover_parallel,
+            retrieval_k=self.settings.prover_retrieval_k,
+        )
+
+    async def preflight(self, strategy: str | None = None, profile: str | None = None) -> Strategy:
+        """Check before any work that the strategy and profile exist and that the LLM a strategy
+        needs is configured and answering; raises StrategyUnavailable, ProfileNotFound or
+        LLMUnavailable with a message that says what to change."""
+        chosen = self.resolve_strategy(strategy)
+        get_profile(profile or self.settings.llm_profile)
+        if not chosen.needs_llm:
+            return chosen
+        if self.llm is None:
+            if has_llm_free_part(chosen):
+                return chosen
+            raise StrategyUnavailable(
+                f"strategy {chosen.name!r} needs an LLM: pass --llm-url (or set SORRYLESS_LLM_BASE_URL), "
+                "or use --strategy portfolio"
+            )
+        ready = getattr(self.llm, "ready", None)
+        if ready is not None and not await ready():
+            where = getattr(self.llm, "base_url", None) or self.settings.llm_base_url
+            raise LLMUnavailable(
+                f"the LLM server at {where} is not reachable or not ready "
+                "(neither /health_generate nor /v1/models answered)"
+            )
+        return chosen
+
     def default_budget(self) -> Budget:
         return Budget(max_attempts=self.settings.prover_default_budget)
 
@@ -71,11 +109,7 @@ class ProverRunner:
         chosen = (
             strategy
             if strategy is not None and not isinstance(strategy, str)
-            else build_strategy(
-                strategy or self.default_strategy(),
-                parallel=self.settings.prover_parallel,
-                retrieval_k=self.settings.prover_retrieval_k,
-            )
+            else self.resolve_strategy(strategy)
         )
         prof = get_profile(profile or self.settings.llm_profile)
         meter = Meter(budget or self.default_budget())
@@ -100,7 +134,7 @@ class ProverRunner:
         )
         log = _log.bind(task_id=task.id, job_id=job_id, strategy=chosen.name)
         try:
-            if chosen.needs_llm and self.llm is None and not _has_llm_free_part(chosen):
+            if chosen.needs_llm and self.llm is None and not has_llm_free_part(chosen):
                 raise StrategyUnavailable(
                     f"strategy {chosen.name!r} needs an LLM; set SORRYLESS_LLM_BASE_URL or use `portfolio`"
                 )
@@ -125,13 +159,18 @@ class ProverRunner:
             outcome.stopped = "cancelled"
             log.info("proof search cancelled", attempts=len(ctx.attempts))
             raise
+        except (
+            LLMError,
+            LeanError,
+            ProverError,
+        ) as exc:  # ProverError first: TargetNotFound is a ValueError too
+            outcome.stopped = "error"
+            outcome.error = f"{type(exc).__name__}: {exc}"
+            outcome.infra_failure = is_infrastructure_failure(exc)
+            log.warning("proof search failed", error=outcome.error, infra=outcome.infra_failure)
         except ValueError as exc:  # statement without a provable target
             outcome.stopped = "error"
             outcome.error = str(exc)
-        except (LLMError, LeanError, ProverError) as exc:
-            outcome.stopped = "error"
-            outcome.error = f"{type(exc).__name__}: {exc}"
-            log.warning("proof search failed", error=outcome.error)
         finally:
             outcome.attempts = ctx.attempts
             outcome.cost = meter.finish()
@@ -147,7 +186,8 @@ class ProverRunner:
         return outcome
 
 
-def _has_llm_free_part(strategy: Strategy) -> bool:
+def has_llm_free_part(strategy: Strategy) -> bool:
+    """A composed strategy with a part that runs without an LLM (e.g. ``portfolio,repair``)."""
     parts: list[Strategy] = list(getattr(strategy, "parts", None) or [])
     return any(not p.needs_llm for p in parts)
 

@@ -103,6 +103,11 @@ class ProofOutcome(BaseModel):
     model: str | None = None
     stopped: Literal["solved", "budget", "cancelled", "deadline", "error"] = "budget"
     error: str | None = None
+    infra_failure: bool = Field(
+        default=False,
+        description="The search stopped because the LLM or Lean was unavailable, not on the task's merits: "
+        "worth running again.",
+    )
 
 
 EventKind = Literal[

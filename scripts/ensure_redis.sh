@@ -32,6 +32,8 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 
 echo "redis: starting redis-server on ${HOST}:${PORT}"
+# A development Redis: no append-only file, so a Redis restart loses queued jobs and GET /health
+# lists a persistence warning. Deployments run --appendonly yes (README, Deployment).
 redis-server --daemonize yes --bind "$HOST" --port "$PORT" --save "" --appendonly no >/dev/null
 
 for _ in $(seq 1 50); do

@@ -90,8 +90,14 @@ class Settings(BaseSettings):
     lean_server_host: str = Field(default="127.0.0.1", description="Bind host of `sorryless lean-server`.")
     lean_server_port: int = Field(default=8100, description="Bind port of `sorryless lean-server`.")
     lean_server_api_key: str | None = Field(default=None, description="Optional bearer key for lean-server.")
-    lean_max_processes: int = Field(default=0, description="Max REPL processes (0 = from cores and memory).")
-    lean_warm_spares: int = Field(default=1, description="Warm spare processes kept per active header.")
+    lean_max_processes: int = Field(
+        default=0,
+        description="REPL processes running checks at once (0 = from cores and memory); warm spares come on top.",
+    )
+    lean_warm_spares: int = Field(
+        default=1,
+        description="Ready idle processes kept per header with running checks, on top of lean_max_processes.",
+    )
     lean_max_uses: int = Field(default=200, description="Recycle a process after this many checks.")
     lean_max_age_s: float = Field(default=3600.0, description="Recycle a process older than this.")
     lean_recycle_rss_mb: int = Field(default=10_000, description="Recycle a process whose RSS passes this.")
@@ -187,6 +193,12 @@ class Settings(BaseSettings):
     )
     api_key_daily_jobs: int = Field(
         default=10_000, ge=0, description="Default jobs per key per UTC day (0 = none)."
+    )
+    api_key_daily_attempts: int = Field(
+        default=1_000_000,
+        ge=0,
+        description="Default prover attempts per key per UTC day, charged at submit from each "
+        "prove job's budget.max_attempts (0 = none).",
     )
     deadletter_maxlen: int = Field(
         default=10_000, ge=10, description="Entries kept in the dead-letter stream."

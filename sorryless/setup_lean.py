@@ -9,9 +9,12 @@ Steps (each external command goes through an injectable runner, so tests cover t
 4. the leanprover-community REPL at ``settings.repl_rev``, built for that exact toolchain;
 5. a Lake project requiring Mathlib at ``settings.mathlib_rev``: ``lake update``,
    ``lake exe cache get``, then ``lake build`` of a tiny file that imports Mathlib;
-6. everything is built in a staging folder under ``settings.lean_dir`` and moved into
-   place at the end; the lock file (toolchain, lean_version, Mathlib commit, REPL commit) is
-   written last. Any failure removes the staging folder: nothing half-installed is left.
+6. everything is built in a staging folder under ``settings.lean_dir`` and swapped into
+   place at the end, all or nothing: the previous REPL and project are renamed aside, both new
+   ones moved in, then the lock file (toolchain, lean_version, Mathlib commit, REPL commit) is
+   written; a failure at any point of the swap puts the previous ones back. Any failure removes
+   the staging folder: nothing half-installed is left. File-system errors (``OSError``) come
+   out as :class:`SetupError` with a one-line reason, never as a traceback.
 """
 
 from __future__ import annotations
@@ -158,6 +161,13 @@ class LeanInstaller:
         return None
 
     def install(self, *, force: bool = False) -> LeanLock:
+        try:
+            return self._install(force)
+        except OSError as exc:
+            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            raise SetupError(f"file system error{where}: {exc.strerror or exc}") from exc
+
+    def _install(self, force: bool) -> LeanLock:
         if not force:
             lock = self.up_to_date()
             if lock is not None:
@@ -175,8 +185,7 @@ class LeanInstaller:
                 shutil.rmtree(staging)
             staging.mkdir(parents=True)
             lock = self._build(staging)
-            self._move_into_place(staging)
-            write_lock(self.settings, lock)
+            self._swap_into_place(staging, lock)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             if created_lean_dir and lean_dir.is_dir() and not any(lean_dir.iterdir()):
@@ -280,19 +289,44 @@ class LeanInstaller:
             lake_bin=Path(lake_bin) if lake_bin else None,
         )
 
-    def _move_into_place(self, staging: Path) -> None:
+    def _swap_into_place(self, staging: Path, lock: LeanLock) -> None:
+        """Move the staged REPL and project into place and write the lock: all or nothing.
+
+        Both previous folders are renamed aside first (same directory: atomic), then both new ones
+        moved in, then the lock written; on any failure what was moved in is removed and the
+        previous folders are renamed back, so the old install (and its lock) stays as it was.
+        """
         targets = [
             (staging / "repl", self.settings.lean_dir / "repl"),
             (staging / "project", self.settings.lean_project_dir),
         ]
-        for staged, target in targets:
-            old = target.with_name(f".old-{os.getpid()}-{target.name}")
-            if target.exists():
-                target.rename(old)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(staged), str(target))
-            if old.exists():
-                shutil.rmtree(old, ignore_errors=True)
+        for staged, _ in targets:
+            if not staged.is_dir():
+                raise StepFailed(f"the staged {staged.name} folder is missing")
+        cleared: list[Path] = []  # targets that are ours to fill (empty now, or renamed aside)
+        backups: list[tuple[Path, Path]] = []
+        try:
+            for _, target in targets:
+                if target.exists() or target.is_symlink():
+                    backup = target.with_name(f".old-{os.getpid()}-{target.name}")
+                    target.rename(backup)
+                    backups.append((target, backup))
+                cleared.append(target)
+            for staged, target in targets:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(staged), str(target))
+            write_lock(self.settings, lock)
+        except BaseException:
+            for target in cleared:
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target, ignore_errors=True)
+                elif target.exists() or target.is_symlink():
+                    target.unlink(missing_ok=True)
+            for target, backup in backups:
+                backup.rename(target)
+            raise
+        for _, backup in backups:
+            shutil.rmtree(backup, ignore_errors=True)
 
 
 def _mathlib_commit(project: Path) -> str:
@@ -327,7 +361,7 @@ def register(app: typer.Typer) -> None:
         except NoNetwork as exc:
             typer.echo(f"setup-lean: no network.\n{exc}", err=True)
             raise typer.Exit(2) from None
-        except SetupError as exc:
+        except (SetupError, OSError) as exc:
             typer.echo(f"setup-lean failed; nothing was left half-installed.\n{exc}", err=True)
             raise typer.Exit(1) from None
         status = probe_lean(settings)

@@ -38,11 +38,24 @@ def _shared_dir() -> Path:
 
 
 def _lean_project_reason() -> str | None:
+    """Why `lean`-marked tests cannot run here (None: SORRYLESS_LEAN_PROJECT holds a built REPL,
+    i.e. probe_lean reports the repl backend for the environment's settings)."""
     proj = os.environ.get("SORRYLESS_LEAN_PROJECT")
     if not proj:
         return "SORRYLESS_LEAN_PROJECT is not set (needs Lean + Mathlib + built REPL; run `sorryless setup-lean`)"
     if not Path(proj).is_dir():
         return f"SORRYLESS_LEAN_PROJECT={proj} is not a directory"
+    from sorryless.lean_env import probe_lean
+
+    try:
+        status = probe_lean(Settings(_env_file=None))
+    except Exception as exc:  # invalid SORRYLESS_* settings: say so instead of failing collection
+        return f"cannot probe Lean for SORRYLESS_LEAN_PROJECT={proj}: {type(exc).__name__}: {exc}"
+    if status.backend != "repl":
+        return (
+            f"SORRYLESS_LEAN_PROJECT={proj} holds no built REPL (probe_lean: {status.describe()}; "
+            "run `sorryless setup-lean`)"
+        )
     return None
 
 

@@ -2,7 +2,8 @@
 
 Each module defines ``KIND = JobKind(name, params_model, run, description)`` where ``run(params,
 ctx)`` is async, gets the validated params model and a :class:`KindContext`, and returns a
-:class:`KindOutcome`. Raise :class:`api.errors.InfraError` (or let a ``LeanError`` / connection
+:class:`KindOutcome` (optionally ``charge=``: the prover attempts a job is charged against its
+key's daily attempt quota when accepted). Raise :class:`api.errors.InfraError` (or let a ``LeanError`` / connection
 error escape) for infrastructure failures: those are retried with backoff; anything the job
 itself concluded is a result, never retried.
 """

@@ -21,7 +21,9 @@ class Resources(Protocol):
 
     async def checker(self) -> Checker: ...
 
-    async def prover(self) -> ProverRunner: ...
+    async def prover(self, *, memory: bool = True) -> ProverRunner:
+        """The prover runner; ``memory=False``: one that neither reads nor writes the retrieval memory."""
+        ...
 
 
 EmitFn = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -68,14 +70,22 @@ class KindOutcome(BaseModel):
 
 
 RunFn = Callable[[Any, KindContext], Awaitable[KindOutcome]]
+ChargeFn = Callable[[Any, Settings], int]
+"""Prover attempts a job may spend (validated params, settings): charged to the key's daily
+attempt quota at submit."""
 
 
 @dataclass(frozen=True)
 class JobKind:
-    """One job kind: ``name``, its params model (extra fields forbidden), its ``run``."""
+    """One job kind: ``name``, its params model (extra fields forbidden), its ``run``, and what a
+    job costs of the daily attempt quota (``charge``; none: nothing)."""
 
     name: str
     params_model: type[BaseModel]
     run: RunFn
     description: str
     default_queue: Literal["interactive", "batch"] = "interactive"
+    charge: ChargeFn | None = None
+
+    def attempts(self, params: Any, settings: Settings) -> int:
+        return self.charge(params, settings) if self.charge is not None else 0

@@ -1,13 +1,57 @@
-"""``prove``: find proofs for a sorry-stub (or the sorries of a file) with the prover runner."""
+"""``prove``: find proofs for a sorry-stub (or the sorries of a file) with the prover runner.
+
+The runner reports an LLM or Lean outage as an outcome (``stopped="error"``, ``error`` starting
+with the exception's class name); such an outcome is an infrastructure failure, not an answer,
+so :func:`run` raises :class:`~api.errors.InfraError` and the queue retries the job with backoff
+(and dead-letters it when the attempts run out) instead of reporting "succeeded, unsolved".
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from api.errors import InfraError
 from api.kinds.base import JobKind, KindContext, KindOutcome, LeanParams
 from prover.types import Budget, Cost, ProofOutcome, ProofTask, ProverEvent
+from sorryless.config import Settings
+
+# Caps of one job's budget (a request above them is a 422, never an unbounded job).
+MAX_ATTEMPTS = 4096
+MAX_REPAIR_ROUNDS = 32
+MAX_TOKENS = 100_000_000
+MAX_COMPILE_CALLS = 100_000
+MAX_WALL_S = 7 * 86400.0
+
+
+class BudgetParams(BaseModel):
+    """A job's budget as requested: the prover's :class:`~prover.types.Budget` with every bound
+    finite and capped, and unknown fields refused (a misspelt cap must not mean "no cap")."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    max_attempts: int = Field(
+        default=32,
+        ge=1,
+        le=MAX_ATTEMPTS,
+        description="LLM generations (samples + repair rounds), or tactic tries.",
+    )
+    max_repair_rounds: int = Field(
+        default=2, ge=0, le=MAX_REPAIR_ROUNDS, description="Repair rounds per sampled attempt."
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=1, le=MAX_TOKENS, description="Prompt + completion tokens, all calls."
+    )
+    max_compile_calls: int | None = Field(
+        default=None, ge=1, le=MAX_COMPILE_CALLS, description="Lean checks."
+    )
+    max_wall_s: float | None = Field(
+        default=None, gt=0, le=MAX_WALL_S, description="Wall seconds for the whole task (finite)."
+    )
+
+    def to_budget(self) -> Budget:
+        return Budget(**self.model_dump())
 
 
 class ProveParams(LeanParams):
@@ -27,15 +71,42 @@ class ProveParams(LeanParams):
         description="Sorried theorems of `file` to prove (full or short names; default: all of them), one task each.",
     )
     informal: str | None = Field(default=None, description="Informal statement, shown to the model.")
-    strategy: str | None = Field(default=None, description="Prover strategy (default from settings).")
-    budget: Budget | None = Field(
-        default=None, description="Caps on attempts, tokens, compile calls and wall time."
+    strategy: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Prover strategy: whole, repair, repair-plain, retrieval, portfolio, or several "
+        "joined with `,` to run in turn (default from settings).",
+    )
+    budget: BudgetParams | None = Field(
+        default=None,
+        description="Caps on attempts, tokens, compile calls and wall time (default: "
+        "`prover_default_budget` attempts).",
+    )
+    memory: bool = Field(
+        default=True,
+        description="Use the retrieval memory of verified proofs (read it for context, add this "
+        "job's proofs to it). false: the job neither reads nor writes it (independent samples).",
     )
     profile: str | None = Field(
         default=None,
         description="Model profile (prompt/extraction family): generic, deepseek-v2, deepseek-v2-cot, "
         "goedel-v2, goedel-v2-noncot, kimina, kimina-noncot, longcat, oprover (default from settings).",
     )
+
+    @field_validator("strategy")
+    @classmethod
+    def _known_strategy(cls, value: str | None) -> str | None:
+        if value is not None:
+            from prover.strategies import STRATEGY_NAMES
+
+            names = [n.strip().lower() for n in value.split(",")]
+            unknown = [n for n in names if n not in STRATEGY_NAMES]
+            if unknown or not names:
+                raise ValueError(
+                    f"unknown strategy {', '.join(map(repr, unknown))}; choose from "
+                    f"{', '.join(STRATEGY_NAMES)} (or several joined with `,`)"
+                )
+        return value
 
     @field_validator("profile")
     @classmethod
@@ -91,9 +162,33 @@ def _proof_view(outcome: ProofOutcome) -> dict[str, Any]:
     }
 
 
+def _infra_error(outcome: ProofOutcome) -> str | None:
+    """The outcome's error when it is the infrastructure's fault (LLM or Lean unavailable)."""
+    if outcome.stopped != "error" or not outcome.infra_failure:
+        return None
+    return outcome.error or "the LLM or Lean was unavailable"
+
+
+def attempts_charged(params: ProveParams, settings: Settings) -> int:
+    """What a job spends of its key's daily attempt quota: its budget's ``max_attempts`` for each
+    task it will prove (a file: its targets, else each sorried theorem in it)."""
+    per_task = params.budget.max_attempts if params.budget else settings.prover_default_budget
+    if params.file is None:
+        return per_task
+    if params.targets:
+        return per_task * len(set(params.targets))
+    from prover.files import find_sorry_theorems
+
+    return per_task * max(1, len(find_sorry_theorems(params.file)))
+
+
 async def run(params: ProveParams, ctx: KindContext) -> KindOutcome:
-    runner = await ctx.resources.prover()
-    budget = params.budget or Budget(max_attempts=ctx.settings.prover_default_budget)
+    runner = await ctx.resources.prover(memory=params.memory)
+    budget = (
+        params.budget.to_budget()
+        if params.budget
+        else Budget(max_attempts=ctx.settings.prover_default_budget)
+    )
 
     async def forward(event: ProverEvent) -> None:
         await ctx.emit("progress", {"source": "prover", **event.model_dump(mode="json")})
@@ -113,6 +208,9 @@ async def run(params: ProveParams, ctx: KindContext) -> KindOutcome:
             policy=params.policy,
             job_id=ctx.job_id,
         )
+        infra = _infra_error(outcome)
+        if infra is not None:
+            raise InfraError(f"task {task.id}: {infra}")
         outcomes.append(outcome)
         total.add(outcome.cost)
     proofs = [_proof_view(o) for o in outcomes]
@@ -130,5 +228,6 @@ KIND = JobKind(
     name="prove",
     params_model=ProveParams,
     run=run,
+    charge=attempts_charged,
     description="Prove a sorry-stub (or a file's sorries) and return verified proofs with certificates.",
 )

@@ -57,7 +57,14 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         batch_id = new_id("bat")
         now = time.time()
         submissions = [
-            to_submission(job, owner=caller.owner, queue=request.queue, batch_id=batch_id, now=now)
+            to_submission(
+                job,
+                owner=caller.owner,
+                queue=request.queue,
+                batch_id=batch_id,
+                now=now,
+                attempts=state.kinds[job.kind].attempts(job.params, state.settings),
+            )
             for job in request.jobs
         ]
         record = {
@@ -65,6 +72,7 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
             "owner": caller.owner,
             "created_at": repr(now),
             "total": str(len(submissions)),
+            "unfinished": str(len(submissions)),  # the record's TTL starts when it reaches 0
             "job_ids": json.dumps([s.job_id for s in submissions]),
         }
         accepted = await submit(

@@ -1,4 +1,4 @@
-"""GET /health: every dependency, truthfully (redis, queue, workers, lean, llm)."""
+"""GET /health: every dependency, truthfully (redis, persistence, queue, workers, lean, llm)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,31 @@ async def _redis(state: AppState) -> CheckResult:
     except RedisError as exc:
         return CheckResult(status="down", detail=f"redis unreachable: {exc}")
     return CheckResult(status="ok", detail=state.settings.redis_url.split("@")[-1])
+
+
+async def _persistence(state: AppState) -> CheckResult:
+    """Whether Redis writes an append-only file: without it a Redis restart loses accepted jobs.
+    Off is a warning (development runs without it), not a failure."""
+    try:
+        info = await state.redis.info("persistence")
+    except RedisError as exc:
+        return CheckResult(status="down", detail=f"redis unreachable: {exc}")
+    aof = bool(int(info.get("aof_enabled", 0)))
+    data: dict[str, object] = {"aof_enabled": aof}
+    try:  # CONFIG may be renamed away on managed Redis; the fsync policy is then unknown
+        data["appendfsync"] = (await state.redis.config_get("appendfsync")).get("appendfsync")
+    except RedisError:
+        data["appendfsync"] = None
+    if not aof:
+        return CheckResult(
+            status="warning",
+            detail="Redis runs without the append-only file: a Redis restart loses accepted jobs "
+            "(run redis-server with --appendonly yes; see README, Deployment)",
+            data=data,
+        )
+    fsync = data["appendfsync"]
+    detail = f"append-only file on (appendfsync {fsync})" if fsync else "append-only file on"
+    return CheckResult(status="ok", detail=detail, data=data)
 
 
 async def _queue(state: AppState) -> tuple[CheckResult, CheckResult]:
@@ -111,12 +136,14 @@ async def _llm(state: AppState) -> CheckResult:
 async def health(state: State, response: Response) -> Health:
     redis_check = await _redis(state)
     if redis_check.status == "down":
-        queue_check = workers_check = CheckResult(status="down", detail="needs redis")
+        queue_check = workers_check = persistence_check = CheckResult(status="down", detail="needs redis")
     else:
         queue_check, workers_check = await _queue(state)
+        persistence_check = await _persistence(state)
     lean_check, llm_check = await asyncio.gather(_lean(state), _llm(state))
     checks = {
         "redis": redis_check,
+        "persistence": persistence_check,
         "queue": queue_check,
         "workers": workers_check,
         "lean": lean_check,
@@ -125,8 +152,9 @@ async def health(state: State, response: Response) -> Health:
     if redis_check.status == "down":
         response.status_code = 503
         overall = "down"
-    elif all(c.status in ("ok", "unconfigured") for c in checks.values()):
+    elif all(c.status in ("ok", "warning", "unconfigured") for c in checks.values()):
         overall = "ok"
     else:
         overall = "degraded"
-    return Health(status=overall, checks=checks)
+    warnings = [f"{name}: {c.detail}" for name, c in checks.items() if c.status == "warning"]
+    return Health(status=overall, checks=checks, warnings=warnings)

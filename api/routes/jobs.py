@@ -98,7 +98,10 @@ def build_router(kinds: dict[str, JobKind]) -> APIRouter:
         started = time.perf_counter()
         request: Any = body
         queue = request.queue or state.kinds[request.kind].default_queue
-        submission = to_submission(request, owner=caller.owner, queue=queue, batch_id=None, now=time.time())
+        attempts = state.kinds[request.kind].attempts(request.params, state.settings)
+        submission = to_submission(
+            request, owner=caller.owner, queue=queue, batch_id=None, now=time.time(), attempts=attempts
+        )
         accepted = await submit(
             state,
             caller,

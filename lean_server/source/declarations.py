@@ -10,21 +10,34 @@ at column 0 or when no declaration body is open.
 
 A command ending in ``in`` (``open Real in``, ``set_option maxRecDepth 999 in``) is a prefix of the
 next one and is kept on it (:attr:`Command.prefixes`).
+
+Lean reads a command wherever one can start, whatever its column, so a command keyword this module
+does not know would be read as part of the previous declaration. To stay on the safe side, a
+lowercase word at column 0 inside a declaration body (or on a later line of another command) that
+is not a known tactic or term word, not inside brackets and not after a token that expects more
+(``:=``, ``by``, an operator …) starts a command of kind ``unknown_command`` (see
+:func:`_column0_split`); the legality tier rejects such a command before the target.
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import pairwise
 
 from lean_server.source.keywords import (
+    COLUMN0_COMMANDS,
     COMMAND_WORDS,
     DECLARATION_KINDS,
     HEADER_KINDS,
+    KEYWORDS,
     MODIFIERS,
     OTHER_COMMANDS,
     SCOPE_PREFIXES,
     SYNTAX_KINDS,
+    TACTIC_WORDS,
+    TERM_KEYWORDS,
 )
 from lean_server.source.tokens import Comment, LineIndex, Token, tokenize
 
@@ -37,6 +50,44 @@ _ALWAYS_SPLIT: frozenset[str] = COMMAND_WORDS - {
 _OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "@[": "]", "⟦": "⟧"}
 _CLOSE_BRACKETS = frozenset(_OPEN_BRACKETS.values())
 _NAMELESS_KINDS = frozenset({"example"})
+UNKNOWN_COMMAND = "unknown_command"
+_COMMAND_LIKE_WORD = re.compile(r"[a-z][a-z0-9_]*[?!]?")
+# Tokens after which the next line continues the same term or tactic.
+_CONTINUING_WORDS = TERM_KEYWORDS | frozenset(
+    [
+        "at",
+        "using",
+        "generalizing",
+        "only",
+        "to",
+        "as",
+        "for",
+        "exact",
+        "apply",
+        "refine",
+        "refine'",
+        "use",
+        "exists",
+        "specialize",
+        "cases",
+        "cases'",
+        "rcases",
+        "obtain",
+        "induction",
+        "induction'",
+        "unfold",
+        "change",
+        "convert",
+        "set",
+        "intro",
+        "intros",
+        "rintro",
+    ]
+)
+# Closing tokens after which a new command may start.
+_CLOSING_SYMBOLS = frozenset({")", "]", "}", "⟩", "⦄", "⟧", "!", "?", "'"})
+# What follows a name being bound or assigned, never a command keyword.
+_BINDING_FOLLOWERS = frozenset({":=", ",", "=", "=>", ")", "]", "}", "⟩", "|", ":", "←", "<;>", ";", "."})
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +197,7 @@ def _is_command_start(tokens: list[Token], i: int, in_body: bool) -> bool:
         return False
     if text in _ALWAYS_SPLIT:
         return True
-    if text in ("open", "set_option"):
+    if text in ("open", "set_option") or text in COLUMN0_COMMANDS:
         return tok.column == 0 or not in_body
     if text == "deriving":
         return i + 1 < len(tokens) and tokens[i + 1].text == "instance"
@@ -217,7 +268,11 @@ def _split(tokens: list[Token]) -> list[tuple[int, int]]:
             ):
                 j += 1
             in_body = (
-                kw in DECLARATION_KINDS or kw in SYNTAX_KINDS or kw.startswith("#") or kw in OTHER_COMMANDS
+                kw in DECLARATION_KINDS
+                or kw in SYNTAX_KINDS
+                or kw.startswith("#")
+                or kw in OTHER_COMMANDS
+                or kw in COLUMN0_COMMANDS
             )
             i = max(j, i + 1)
             continue
@@ -371,7 +426,13 @@ def parse(text: str) -> SourceFile:
     scopes: list[_Scope] = [_Scope("root", "")]
     commands: list[Declaration] = []
     pending_prefixes: list[str] = []
-    for a, b in _split(tokens):
+    ranges = _split(tokens)
+    column0_words = [i for i, t in enumerate(tokens) if not t.column and _command_like_word(t)]
+    split_starts: set[int] = set()
+    index = 0
+    while index < len(ranges):
+        a, b = ranges[index]
+        index += 1
         first = tokens[a]
         k = a
         modifiers: list[str] = []
@@ -400,8 +461,28 @@ def parse(text: str) -> SourceFile:
             kw_last = k + 1
         elif kind == "deriving":
             kind = "deriving_instance"
-        elif kind not in _ALWAYS_SPLIT and not kind.startswith("#") and kind not in ("open", "set_option"):
+        elif (
+            kind not in _ALWAYS_SPLIT
+            and not kind.startswith("#")
+            and kind not in ("open", "set_option")
+            and kind not in COLUMN0_COMMANDS
+        ):
             kind = "unknown"
+            if a in split_starts or (a == 0 and _command_like_word(first)):
+                kind = UNKNOWN_COMMAND
+        # A column-0 word that may be an unknown command ends this command (see module doc).
+        scan_from = k + 1
+        if kind in DECLARATION_KINDS:
+            short, sig = _decl_name_and_sig(tokens, kind, kw_last, b)
+            spans = _signature_spans(tokens, sig, b)
+            scan_from = spans[2].start if spans[2] else b
+        cut = _column0_split(tokens, scan_from, b, first.line, column0_words)
+        if cut > a:
+            ranges.insert(index, (cut, b))
+            split_starts.add(cut)
+            b = cut
+            if kind in DECLARATION_KINDS:
+                spans = _signature_spans(tokens, sig, b)
         last_is_in = b - a >= 2 and tokens[b - 1].text == "in" and kind not in DECLARATION_KINDS
         namespace = ".".join(s.name for s in scopes if s.name)
         cmd = Declaration(
@@ -425,14 +506,13 @@ def parse(text: str) -> SourceFile:
         else:
             pending_prefixes = []
         if kind in DECLARATION_KINDS:
-            short, sig = _decl_name_and_sig(tokens, kind, kw_last, b)
             cmd.short_name = short
             if short is not None:
                 if short.startswith("_root_."):
                     cmd.name = short[len("_root_.") :]
                 else:
                     cmd.name = f"{namespace}.{short}" if namespace else short
-            cmd.binders, cmd.type, cmd.body = _signature_spans(tokens, sig, b)
+            cmd.binders, cmd.type, cmd.body = spans
         elif not last_is_in:
             _update_scopes(scopes, kind, tokens[k + 1 : b], cmd)
         commands.append(cmd)
@@ -459,6 +539,47 @@ def _update_scopes(scopes: list[_Scope], kind: str, args: list[Token], cmd: Decl
         scopes[-1].opens.append(_normalized(args))
     elif kind == "set_option" and len(args) >= 2:
         scopes[-1].options.append((args[0].text, " ".join(t.text for t in args[1:])))
+
+
+def _command_like_word(tok: Token) -> bool:
+    """A lowercase ASCII word that is no keyword, tactic or term word this module knows."""
+    text = tok.text
+    return (
+        tok.kind == "ident"
+        and _COMMAND_LIKE_WORD.fullmatch(text) is not None
+        and text not in TACTIC_WORDS
+        and text not in KEYWORDS
+    )
+
+
+def _column0_split(tokens: list[Token], start: int, end: int, first_line: int, candidates: list[int]) -> int:
+    """Index of the first column-0 word in tokens[start:end] that may start an unknown command
+    (-1 if none): outside brackets, on a later line than the command's first token, after a token
+    that ends a term, and not followed by what follows a bound or assigned name. ``candidates``
+    (sorted indices of the file's column-0 command-like words) lets most commands skip the scan."""
+    k = bisect_left(candidates, start)
+    if k == len(candidates) or candidates[k] >= end:
+        return -1
+    depth = 0
+    for i in range(start, end):
+        t = tokens[i]
+        if t.kind == "symbol":
+            if t.text in _OPEN_BRACKETS:
+                depth += 1
+            elif t.text in _CLOSE_BRACKETS:
+                depth = max(0, depth - 1)
+            continue
+        if t.column or depth or t.line == first_line or not _command_like_word(t):
+            continue
+        prev = tokens[i - 1]
+        if prev.kind == "symbol" and prev.text not in _CLOSING_SYMBOLS:
+            continue
+        if prev.kind == "ident" and prev.text in _CONTINUING_WORDS:
+            continue
+        if i + 1 < end and tokens[i + 1].line == t.line and tokens[i + 1].text in _BINDING_FOLLOWERS:
+            continue
+        return i
+    return -1
 
 
 def theorem_names(text: str) -> list[str]:

@@ -15,6 +15,8 @@ import typer
 
 if TYPE_CHECKING:
     from prover.eval.run import EvalJob, ProgressHook, RunProgress
+    from prover.eval.runlog import RunConfig
+    from prover.runner import ProverRunner
     from sorryless.config import Settings
 
 
@@ -37,6 +39,7 @@ async def _run_local(
     settings: Settings, job: EvalJob, use_memory: bool, progress_hook: ProgressHook
 ) -> RunProgress:
     from lean_server.checker import Priority
+    from prover.eval.live import RecordingChecker
     from prover.eval.run import EvalRun
     from prover.runner import build_runner
 
@@ -44,10 +47,24 @@ async def _run_local(
     runner.priority = Priority.BATCH
     if not use_memory:
         runner.memory = None  # independent samples: no retrieval, no writes to the shared memory
+    runner.checker = RecordingChecker(runner.checker)  # attempt lines as they happen
+    job.config = resolved_config(job.config, runner)
     try:
         return await EvalRun(job, runner, on_progress=progress_hook).run()
     finally:
         await runner.aclose()
+
+
+def resolved_config(config: RunConfig, runner: ProverRunner) -> RunConfig:
+    """The config with what the in-process runner will really use: strategy, model, profile."""
+    llm = runner.llm
+    return config.model_copy(
+        update={
+            "resolved_strategy": config.strategy or runner.default_strategy(),
+            "llm_model": llm.model if llm is not None else None,
+            "llm_profile": (config.profile or runner.settings.llm_profile) if llm is not None else None,
+        }
+    )
 
 
 async def _run_gateway(
@@ -56,7 +73,9 @@ async def _run_gateway(
     from prover.eval.gateway import GatewayProver
     from prover.eval.run import EvalRun
 
-    prover = GatewayProver(api, api_key=api_key)
+    # the strategy, model and profile are the workers': only an explicit --strategy is known here
+    job.config = job.config.model_copy(update={"resolved_strategy": job.config.strategy})
+    prover = GatewayProver(api, api_key=api_key, memory=job.config.memory)
     try:
         return await EvalRun(job, prover, on_progress=progress_hook).run()
     finally:
@@ -201,8 +220,10 @@ def register(app: typer.Typer) -> None:
             except EvalError as exc:
                 raise _fail(str(exc)) from exc
             summary = ", ".join(f"pass@{kk}={100 * v:.1f}%" for kk, v in built.metrics.pass_at.items())
+            m = built.metrics
             console.print(
-                f"report: {run_dir / 'report.html'} ({built.metrics.solved}/{built.metrics.problems} solved; {summary})"
+                f"report: {run_dir / 'report.html'} ({m.complete_problems}/{m.planned_problems} problems "
+                f"complete, {m.solved}/{m.problems} solved; {summary})"
             )
 
     @app.command("eval-report")
@@ -214,7 +235,7 @@ def register(app: typer.Typer) -> None:
         """Recompute every metric from the attempt log; write report.md, report.html, report.json."""
         from prover.eval.errors import EvalError
         from prover.eval.passk import parse_ks
-        from prover.eval.report import write_report
+        from prover.eval.report import incomplete_warning, write_report
 
         try:
             built = write_report(run_dir, parse_ks(k) if k else None)
@@ -224,7 +245,15 @@ def register(app: typer.Typer) -> None:
             typer.echo(built.model_dump_json(indent=2))
             return
         m = built.metrics
-        typer.echo(f"{m.benchmark} {m.split or 'all'}: {m.solved}/{m.problems} solved, n={m.n_min}")
+        typer.echo(
+            f"{m.benchmark} {m.split or 'all'}: {m.complete_problems}/{m.planned_problems} problems complete, "
+            f"{m.solved}/{m.problems} solved, n={m.n_min}"
+        )
+        warning = incomplete_warning(m)
+        if warning:
+            typer.echo(f"  {warning}")
+        if m.infra_errors:
+            typer.echo(f"  {m.infra_errors} samples failed on infrastructure (not counted; resume to re-run)")
         for kk, value in m.pass_at.items():
             typer.echo(f"  pass@{kk} = {100 * value:.1f}%")
         typer.echo(

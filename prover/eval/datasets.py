@@ -57,11 +57,30 @@ class Problem(BaseModel):
     def to_task(self) -> ProofTask:
         return ProofTask(
             id=self.id,
-            statement=self.lean4_code,
+            statement=without_reference_answers(self.lean4_code, self.answer_formal),
             informal=self.informal_statement,
             benchmark=self.benchmark,
             split=self.split,
         )
+
+
+def without_reference_answers(code: str, answers: list[dict[str, str]] | None) -> str:
+    """The stub without the reference answers it carries as comments.
+
+    PutnamBench's source files give each answer as a line comment under its
+    ``abbrev …_solution := sorry`` (kept in ``answer_formal``); a prover shown that comment is
+    shown the answer, so the statement the prover gets (and is checked against) drops every line
+    comment whose text is one of the reference answers. Comments change nothing Lean checks.
+    """
+    if not answers:
+        return code
+    wanted = {" ".join(a.get("answer", "").split()) for a in answers} - {""}
+    kept = [
+        line
+        for line in code.split("\n")
+        if not (line.lstrip().startswith("--") and " ".join(line.lstrip()[2:].split()) in wanted)
+    ]
+    return "\n".join(kept)
 
 
 def assemble_stub(header: str, preamble: str, formal_statement: str) -> str:

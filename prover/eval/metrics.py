@@ -3,10 +3,18 @@
 Budget is counted the three ways the published numbers use, side by side:
 
 - ``samples``: independent prove runs per problem (DeepSeek/Goedel/Kimina pass@k);
-- ``samples_x_tool_calls``: per sample max(1, Lean tool calls made by the model), summed (LongCat's
-  whole-proof TIR budget "parallel inferences × average tool calls");
+- ``samples_x_tool_calls``: LongCat's whole-proof TIR budget "parallel inferences × average tool
+  calls". Per sample we only know its totals, A attempts (generations) and T tool calls; one
+  generation with T tool calls costs max(1, T), and A generations cost at most A + T - 1 (at least
+  one generation made a call) or A (none did). We count that upper bound, max(1, A) + max(0, T - 1),
+  so our number under this definition is never flattered;
 - ``attempts``: LLM generations or tactic tries, repair rounds included (LongCat's sketch budget,
   Goedel self-correction).
+
+Samples count in n only when they ended on the prover's own terms: a sample whose prove call
+failed on infrastructure (``infra_error``) and was never run again is left out of n (so pass@k
+with n < k is refused with a clear error) and reported separately. The run line records the
+planned problems and n, so an incomplete run is reported as "X/Y problems complete".
 """
 
 from __future__ import annotations
@@ -91,8 +99,13 @@ class ProblemMetrics(BaseModel):
         default=None, description="Attempts (repairs included, samples in order) spent up to the first PASS."
     )
     samples_to_first_solve: int | None = None
+    units_to_first_solve: int | None = Field(
+        default=None, description="samples × tool calls units (see module doc) up to the first PASS."
+    )
     cost: CostSummary
-    infra_errors: int = 0
+    infra_errors: int = Field(
+        default=0, description="Samples that failed on infrastructure and were not re-run (not in n)."
+    )
     verdicts: dict[str, int] = Field(default_factory=dict)
 
 
@@ -122,9 +135,16 @@ class EnvironmentSeen(BaseModel):
 class RunMetrics(BaseModel):
     benchmark: str | None
     split: str | None
-    problems: int
+    problems: int = Field(description="Problems with at least one counted sample or infra failure.")
+    planned_problems: int = Field(
+        description="Problems the run is meant to cover (run line); `problems` when not recorded."
+    )
+    planned_n: int | None = Field(default=None, description="Samples planned per problem (run line).")
+    plan_recorded: bool = Field(default=False, description="The run line lists the planned problems.")
+    complete_problems: int = Field(description="Planned problems with all n samples counted.")
+    complete: bool = Field(description="Every planned problem has its n counted samples.")
     solved: int
-    samples: int
+    samples: int = Field(description="Counted samples (infrastructure failures excluded).")
     n_min: int
     n_max: int
     ks: list[int]
@@ -134,8 +154,20 @@ class RunMetrics(BaseModel):
     cost_total: CostSummary
     cost_per_problem: CostSummary
     cost_per_solved: CostSummary
-    infra_errors: int
+    infra_errors: int = Field(
+        description="Samples that failed on infrastructure and were never re-run: not in n, not in cost."
+    )
+    infra_retried: int = Field(default=0, description="Infrastructure failures later re-run successfully.")
     orphan_events: int = Field(description="Events of samples that never finished (interrupted work).")
+    orphan_attempts: int = Field(
+        default=0, description="Attempt lines of interrupted or failed prove calls: logged, not counted."
+    )
+    memory_hit_attempts: int = Field(
+        default=0, description="Counted attempts whose prompt showed proofs retrieved from the memory."
+    )
+    max_sample_attempts: int = Field(
+        default=0, description="Most attempts one counted sample spent (1: every sample one generation)."
+    )
     verdicts: dict[str, int]
     categories: list[CategoryMetrics]
     per_problem: list[ProblemMetrics]
@@ -156,14 +188,25 @@ def _final_samples(lines: Iterable[SampleLine]) -> dict[tuple[str, int], SampleL
     return chosen
 
 
-def _first_solve(samples: list[SampleLine]) -> tuple[int | None, int | None]:
-    """(attempts, samples) spent in sample order up to and including the first solving sample."""
-    spent = 0
+def sample_attempts(line: SampleLine) -> int:
+    """Attempts (generations or tactic tries, repairs included) a sample spent; at least 1."""
+    return max(line.cost.attempts, line.n_attempts, 1)
+
+
+def sample_tool_units(line: SampleLine) -> int:
+    """The sample's "inferences × tool calls" units, counted from above (see the module doc)."""
+    return sample_attempts(line) + max(0, line.cost.tool_calls - 1)
+
+
+def _first_solve(samples: list[SampleLine]) -> tuple[int | None, int | None, int | None]:
+    """(attempts, samples, tool units) spent in sample order up to and including the first solving sample."""
+    attempts = units = 0
     for position, line in enumerate(samples, 1):
+        attempts += sample_attempts(line)
+        units += sample_tool_units(line)
         if line.solved:
-            return spent + max(line.cost.attempts, line.n_attempts, 1), position
-        spent += max(line.cost.attempts, line.n_attempts, 1)
-    return None, None
+            return attempts, position, units
+    return None, None, None
 
 
 def _counter(values: Iterable[str | None]) -> dict[str, int]:
@@ -178,17 +221,25 @@ def compute_metrics(
     runs = [x for x in all_lines if isinstance(x, RunLine)]
     attempts = [x for x in all_lines if isinstance(x, AttemptLine)]
     events = [x for x in all_lines if isinstance(x, EventLine)]
-    final = _final_samples(x for x in all_lines if isinstance(x, SampleLine))
+    sample_lines = [x for x in all_lines if isinstance(x, SampleLine)]
+    final = _final_samples(sample_lines)
+    counted = {key: line for key, line in final.items() if not line.infra_error}
+    unresolved = [line for line in final.values() if line.infra_error]
+    infra_by_problem = Counter(line.problem_id for line in unresolved)
     by_problem: dict[str, list[SampleLine]] = defaultdict(list)
     for key in sorted(final, key=lambda k: k[1]):
-        by_problem[key[0]].append(final[key])
+        line = final[key]
+        by_problem.setdefault(key[0], [])  # a problem with infrastructure failures only still shows
+        if not line.infra_error:
+            by_problem[key[0]].append(line)
+    counted_uids = {line.uid for line in counted.values()}
     final_uids = {line.uid for line in final.values()}
     attempt_verdicts: dict[str, list[str]] = defaultdict(list)
     certificates = []
-    for a in attempts:
-        if a.uid not in final_uids:
-            continue
+    memory_hits = 0
+    for a in _unique_attempts(attempts, counted_uids):
         attempt_verdicts[a.uid].append(str(a.attempt.verdict or "NO_CANDIDATE"))
+        memory_hits += int(bool(a.attempt.memory_hits))
         if a.attempt.certificate is not None:
             certificates.append(a.attempt.certificate)
 
@@ -201,12 +252,12 @@ def compute_metrics(
         for line in samples:
             cost.add_sample(line)
             total_cost.add_sample(line)
-            budget.samples_x_tool_calls += max(1, line.cost.tool_calls)
-            budget.attempts += max(line.cost.attempts, line.n_attempts)
+            budget.samples_x_tool_calls += sample_tool_units(line)
+            budget.attempts += sample_attempts(line)
             verdicts.update(attempt_verdicts.get(line.uid, []))
         n, c = len(samples), sum(1 for line in samples if line.solved)
-        first_attempts, first_samples = _first_solve(samples)
-        head = samples[0]
+        first_attempts, first_samples, first_units = _first_solve(samples)
+        head = samples[0] if samples else next(x for x in unresolved if x.problem_id == problem_id)
         per_problem.append(
             ProblemMetrics(
                 problem_id=problem_id,
@@ -216,12 +267,13 @@ def compute_metrics(
                 decl_kind=head.decl_kind,
                 n=n,
                 c=c,
-                pass_at=_pass_at(problem_id, n, c, ks),
+                pass_at=_pass_at(problem_id, n, c, ks, infra_by_problem[problem_id]),
                 budget=budget,
                 attempts_to_first_solve=first_attempts,
                 samples_to_first_solve=first_samples,
+                units_to_first_solve=first_units,
                 cost=cost,
-                infra_errors=sum(1 for line in samples if line.infra_error),
+                infra_errors=infra_by_problem[problem_id],
                 verdicts=dict(verdicts),
             )
         )
@@ -252,18 +304,31 @@ def compute_metrics(
     solved = len(solved_set)
     ns = [p.n for p in per_problem]
     categories = _categories(per_problem, ks)
-    samples_final = list(final.values())
+    samples_final = list(counted.values())
     firsts_by_attempts = sorted(p.attempts_to_first_solve for p in per_problem if p.attempts_to_first_solve)
     firsts_by_samples = sorted(p.samples_to_first_solve for p in per_problem if p.samples_to_first_solve)
     verdict_totals: Counter[str] = Counter()
     for p in per_problem:
         verdict_totals.update(p.verdicts)
     seen_certs = {cert.proof_hash + cert.id: cert for cert in certificates}.values()
-    config = runs[-1].config if runs else None
+    last_run = runs[-1] if runs else None
+    config = last_run.config if last_run else None
+    planned_ids = last_run.planned_ids if last_run else None
+    planned_n = (last_run.n or last_run.config.n) if last_run else None
+    plan = list(planned_ids) if planned_ids is not None else [p.problem_id for p in per_problem]
+    n_by_problem = {p.problem_id: p.n for p in per_problem}
+    complete_problems = sum(
+        1 for pid in plan if planned_n is not None and n_by_problem.get(pid, 0) >= planned_n
+    )
     return RunMetrics(
         benchmark=config.benchmark if config else (per_problem[0].benchmark if per_problem else None),
         split=config.split if config else None,
         problems=problems,
+        planned_problems=len(plan),
+        planned_n=planned_n,
+        plan_recorded=planned_ids is not None,
+        complete_problems=complete_problems,
+        complete=planned_ids is not None and complete_problems == len(plan),
         solved=solved,
         samples=len(samples_final),
         n_min=min(ns, default=0),
@@ -279,8 +344,12 @@ def compute_metrics(
         cost_total=total_cost,
         cost_per_problem=total_cost.per(problems),
         cost_per_solved=total_cost.per(solved),
-        infra_errors=sum(p.infra_errors for p in per_problem),
-        orphan_events=sum(1 for e in events if e.uid not in final_uids),
+        infra_errors=len(unresolved),
+        infra_retried=sum(1 for line in sample_lines if line.infra_error and line.uid not in final_uids),
+        orphan_events=sum(1 for e in events if e.uid not in counted_uids),
+        orphan_attempts=sum(1 for a in attempts if a.uid not in counted_uids),
+        memory_hit_attempts=memory_hits,
+        max_sample_attempts=max((sample_attempts(x) for x in samples_final), default=0),
         verdicts=dict(verdict_totals),
         categories=categories,
         per_problem=per_problem,
@@ -301,13 +370,25 @@ def compute_metrics(
     )
 
 
-def _pass_at(problem_id: str, n: int, c: int, ks: list[int]) -> dict[int, float]:
+def _unique_attempts(attempts: list[AttemptLine], uids: set[str]) -> list[AttemptLine]:
+    """The attempt lines of counted prove calls, one per (uid, attempt index) (the last written)."""
+    chosen: dict[tuple[str, int], AttemptLine] = {}
+    for line in attempts:
+        if line.uid in uids:
+            chosen[(line.uid, line.attempt.index)] = line
+    return list(chosen.values())
+
+
+def _pass_at(problem_id: str, n: int, c: int, ks: list[int], infra: int) -> dict[int, float]:
     try:
         return {k: pass_at_k(n, c, k) for k in ks}
     except InsufficientSamples as exc:
-        raise InsufficientSamples(
-            f"{problem_id}: {exc} (an unfinished run? resume it with the same command, or ask for smaller k)"
-        ) from exc
+        hint = (
+            f"{infra} sample(s) failed on infrastructure and are not counted; resume the run to re-run them"
+            if infra
+            else "an unfinished run? resume it with the same command, or ask for smaller k"
+        )
+        raise InsufficientSamples(f"{problem_id}: {exc} ({hint})") from exc
 
 
 def _cumulative(firsts: list[int]) -> list[tuple[int, int]]:

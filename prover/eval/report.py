@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from prover.eval.datasets import DatasetVersion
 from prover.eval.errors import EvalError
-from prover.eval.metrics import CostSummary, RunMetrics, compute_metrics
+from prover.eval.metrics import CostSummary, ProblemMetrics, RunMetrics, compute_metrics
 from prover.eval.passk import pass_at_k
 from prover.eval.plots import all_plots
 from prover.eval.published import PublishedResult, published_for
@@ -33,7 +34,13 @@ from prover.eval.runlog import (
 
 class ComparisonRow(BaseModel):
     published: PublishedResult
-    ours: float | None = Field(default=None, description="Our number in the published row's unit, at its k.")
+    ours: float | None = Field(
+        default=None,
+        description="Our number in the published row's unit, at its k and under its budget definition "
+        "(None: not comparable, see ours_note).",
+    )
+    ours_definition: str = Field(default="", description="How our number was counted.")
+    ours_lean: str = Field(default="", description="Lean versions our certificates were checked on.")
     ours_note: str = ""
 
 
@@ -45,24 +52,106 @@ class EvalReport(BaseModel):
     dataset: DatasetVersion | None
     environment: EnvironmentInfo | None
     starts: int = Field(description="Run lines in the log: 1 + number of resumes.")
+    log_schema: int = Field(default=1, description="Schema version of the last run line.")
+    memory: str = Field(default="?", description="The retrieval memory setting, in words.")
     metrics: RunMetrics
     comparison: list[ComparisonRow]
 
 
-def _ours(metrics: RunMetrics, row: PublishedResult) -> tuple[float | None, str]:
-    if row.k is None:
-        return None, "budget not stated"
+def _incomplete_state(m: RunMetrics) -> str:
+    if not m.plan_recorded:
+        return "the log does not record the planned problems"
+    return f"{m.complete_problems}/{m.planned_problems} problems complete"
+
+
+def _not_comparable(reason: str) -> tuple[float | None, str, str]:
+    return None, "—", f"not comparable: {reason}"
+
+
+def _within(
+    metrics: RunMetrics,
+    k: int,
+    first: Callable[[ProblemMetrics], int | None],
+    spent: Callable[[ProblemMetrics], int],
+) -> tuple[int, list[str]]:
+    """(problems solved within budget k, problems we cannot judge at k: unsolved with < k spent)."""
+    solved = sum(1 for p in metrics.per_problem if (first(p) or k + 1) <= k)
+    unknown = [p.problem_id for p in metrics.per_problem if first(p) is None and spent(p) < k]
+    return solved, unknown
+
+
+def _ours(metrics: RunMetrics, row: PublishedResult) -> tuple[float | None, str, str]:
+    """(our value, how it was counted, note) under the published row's own budget definition."""
+    if not metrics.complete:
+        return _not_comparable(f"run incomplete ({_incomplete_state(metrics)})")
+    if row.k is None or row.budget == "n/a":
+        return _not_comparable("the published budget is not stated")
     if metrics.problems == 0:
-        return None, "no problems"
-    if metrics.n_min < row.k:
-        return None, f"needs n >= {row.k} (run has n = {metrics.n_min})"
-    mean = sum(pass_at_k(p.n, p.c, row.k) for p in metrics.per_problem) / metrics.problems
+        return _not_comparable("no problems")
+    k, problems = row.k, metrics.problems
+    if row.budget == "samples":
+        if metrics.n_min < k:
+            return _not_comparable(f"needs n >= {k} samples per problem (run has n = {metrics.n_min})")
+        if metrics.max_sample_attempts > 1:
+            return _not_comparable(
+                f"a published sample is one generation, ours used up to {metrics.max_sample_attempts} "
+                "attempts (repairs included); run with --budget attempts=1,repairs=0"
+            )
+        mean = sum(pass_at_k(p.n, p.c, k) for p in metrics.per_problem) / problems
+        definition = f"unbiased pass@{k} over one-attempt samples"
+    else:
+        unit = "attempts" if row.budget == "attempts" else "samples × tool calls units"
+        if row.budget == "attempts":
+            solved, unknown = _within(
+                metrics, k, lambda p: p.attempts_to_first_solve, lambda p: p.budget.attempts
+            )
+            definition = f"solved within {k} attempts (repairs included, samples in order)"
+        else:
+            solved, unknown = _within(
+                metrics, k, lambda p: p.units_to_first_solve, lambda p: p.budget.samples_x_tool_calls
+            )
+            definition = f"solved within {k} samples × tool calls (per sample attempts + tool calls - 1)"
+            if metrics.cost_total.tool_calls == 0:
+                definition += "; no tool calls recorded"
+        if unknown:
+            return _not_comparable(
+                f"{len(unknown)} unsolved problem(s) spent fewer than {k} {unit} ({', '.join(unknown[:3])}"
+                f"{', …' if len(unknown) > 3 else ''}); raise --n or the per-sample budget"
+            )
+        mean = solved / problems
     caveat = (
         "" if metrics.split in (None, row.split) else f"; ours on {metrics.split}, published on {row.split}"
     )
     if row.unit == "problems":
-        return mean * metrics.problems, f"expected problems solved of {metrics.problems}{caveat}"
-    return 100 * mean, f"pass@{row.k} over {metrics.problems} problems{caveat}"
+        counted = "expected problems solved" if row.budget == "samples" else "problems solved"
+        return mean * problems, definition, f"{counted} of {problems}{caveat}"
+    return 100 * mean, definition, f"over {problems} problems{caveat}"
+
+
+def _memory_setting(config: RunConfig | None, schema: int, metrics: RunMetrics) -> str:
+    """The retrieval memory setting, truthfully: what was asked, how it was applied, what was seen."""
+    if config is None:
+        return "?"
+    if config.api is None:
+        text = (
+            "on: the in-process runner read and grew the retrieval memory (samples not independent)"
+            if config.memory
+            else "off: the in-process runner had no retrieval memory (independent samples)"
+        )
+    elif schema < 2:
+        text = "on: gateway jobs used the worker's retrieval memory (this log predates the memory param)"
+    else:
+        text = (
+            "on: gateway prove jobs sent with memory=true (samples not independent)"
+            if config.memory
+            else "off: gateway prove jobs sent with memory=false (independent samples)"
+        )
+    hits = metrics.memory_hit_attempts
+    if hits and not config.memory:
+        text += f"; WARNING: {hits} logged attempts show retrieved proofs"
+    elif hits:
+        text += f"; {hits} logged attempts show retrieved proofs"
+    return text
 
 
 def build_report(run_dir: Path, ks: list[int] | None = None) -> EvalReport:
@@ -77,11 +166,15 @@ def build_report(run_dir: Path, ks: list[int] | None = None) -> EvalReport:
     if metrics.samples == 0:
         raise EvalError(f"{log_path} has no finished samples yet")
     last = runs[-1] if runs else None
+    our_lean = ", ".join(sorted(metrics.environment_seen.lean_versions)) or "?"
     comparison = [
-        ComparisonRow(published=row, ours=value, ours_note=note)
+        ComparisonRow(
+            published=row, ours=value, ours_definition=definition, ours_lean=our_lean, ours_note=note
+        )
         for row in published_for(metrics.benchmark or "")
-        for value, note in [_ours(metrics, row)]
+        for value, definition, note in [_ours(metrics, row)]
     ]
+    schema = last.schema_version if last else 1
     return EvalReport(
         run_dir=str(run_dir),
         generated_at=utcnow(),
@@ -90,6 +183,8 @@ def build_report(run_dir: Path, ks: list[int] | None = None) -> EvalReport:
         dataset=last.dataset if last else None,
         environment=last.environment if last else None,
         starts=len(runs),
+        log_schema=schema,
+        memory=_memory_setting(last.config if last else None, schema, metrics),
         metrics=metrics,
         comparison=comparison,
     )
@@ -118,6 +213,42 @@ def _cost_cells(c: CostSummary) -> list[str]:
     ]
 
 
+def _completeness(m: RunMetrics) -> str:
+    n = f", n = {m.planned_n} each" if m.planned_n else ""
+    if not m.plan_recorded:
+        return f"{m.complete_problems}/{m.planned_problems}{n} (planned problems not recorded in the log)"
+    return f"{m.complete_problems}/{m.planned_problems}{n}" + ("" if m.complete else " (INCOMPLETE)")
+
+
+def _resolved(cfg: RunConfig | None) -> str:
+    if cfg is None:
+        return "?"
+    if cfg.resolved_strategy:
+        return cfg.resolved_strategy
+    return "the gateway's default" if cfg.api else "not recorded"
+
+
+def _model_profile(cfg: RunConfig | None) -> str:
+    if cfg is None:
+        return "?"
+    if cfg.api:
+        return (
+            f"the gateway workers' / {cfg.profile or 'their default'} (see the models of the samples below)"
+        )
+    return f"{cfg.llm_model or 'no LLM'} / {cfg.llm_profile or cfg.profile or '—'}"
+
+
+def incomplete_warning(m: RunMetrics) -> str | None:
+    """The banner of an incomplete run (None when complete)."""
+    if m.complete:
+        return None
+    return (
+        f"INCOMPLETE RUN: {_incomplete_state(m)}. The numbers cover only the samples "
+        "logged so far and the comparison with published numbers is suppressed; resume the run "
+        "with the same command."
+    )
+
+
 def _tables(report: EvalReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of every table, shared by Markdown and HTML."""
     m = report.metrics
@@ -127,16 +258,32 @@ def _tables(report: EvalReport) -> list[tuple[str, list[str], list[list[str]]]]:
     ds = report.dataset
     summary = [
         ["benchmark / split", f"{m.benchmark} / {m.split or 'all'}"],
+        ["problems complete", _completeness(m)],
         ["problems (solved)", f"{m.problems} ({m.solved})"],
         ["samples per problem (n)", f"{m.n_min}" if m.n_min == m.n_max else f"{m.n_min}–{m.n_max}"],
-        *[[f"pass@{k} (unbiased)", _pct(v)] for k, v in m.pass_at.items()],
-        ["strategy / profile", f"{cfg.strategy if cfg else '?'} / {cfg.profile if cfg else '?'}"],
+        *[
+            [f"pass@{k} (unbiased)" + ("" if m.complete else " (INCOMPLETE RUN)"), _pct(v)]
+            for k, v in m.pass_at.items()
+        ],
+        ["strategy (asked / resolved)", f"{cfg.strategy if cfg else '?'} / {_resolved(cfg)}"],
+        ["model / profile (runner)", _model_profile(cfg)],
         ["per-sample budget", cfg.budget.model_dump_json(exclude_none=True) if cfg else "?"],
-        ["retrieval memory", ("on" if cfg.memory else "off (independent samples)") if cfg else "?"],
-        ["infrastructure failures", str(m.infra_errors)],
-        ["interrupted work (orphan events)", str(m.orphan_events)],
+        ["retrieval memory", report.memory],
+        ["infrastructure failures not re-run (excluded from n)", str(m.infra_errors)],
+        ["infrastructure failures re-run", str(m.infra_retried)],
+        [
+            "interrupted work (orphan events / attempts, not counted)",
+            f"{m.orphan_events} / {m.orphan_attempts}",
+        ],
         ["runs in this log (1 + resumes)", str(report.starts)],
     ]
+    mixed = [
+        name
+        for name, seen_names in (("models", seen.models), ("strategies", seen.strategies))
+        if len(seen_names) > 1
+    ]
+    if mixed:
+        summary.append(["WARNING: mixed run", f"the samples name several {' and '.join(mixed)}"])
     budget = [
         ["samples", _num(m.budget_total.samples), _num(m.budget_per_problem["samples"])],
         [
@@ -190,6 +337,8 @@ def _tables(report: EvalReport) -> list[tuple[str, list[str], list[list[str]]]]:
             "—"
             if row.ours is None
             else (f"{row.ours:.1f}%" if row.published.unit == "percent" else f"{row.ours:.1f} problems"),
+            row.ours_definition,
+            row.ours_lean,
             row.ours_note + (f"; {row.published.note}" if row.published.note else ""),
         ]
         for row in report.comparison
@@ -221,7 +370,18 @@ def _tables(report: EvalReport) -> list[tuple[str, list[str], list[list[str]]]]:
         ("Cost", ["", "tokens", "LLM calls", "compile calls", "attempts", "wall s"], cost),
         (
             "Against the published numbers (budget definitions and Lean versions differ; see prover.md §(c))",
-            ["system", "setting", "published", "k", "budget", "Lean", "ours", "note"],
+            [
+                "system",
+                "setting",
+                "published",
+                "k",
+                "budget definition",
+                "Lean",
+                "ours",
+                "our definition",
+                "our Lean",
+                "note",
+            ],
             published,
         ),
         ("Per category (tags)", ["tag", "problems", "solved", *[f"pass@{k}" for k in ks]], categories),
@@ -266,6 +426,9 @@ def render_markdown(report: EvalReport, plot_paths: dict[str, str]) -> str:
     out.append(f"Generated {report.generated_at.isoformat()} from `{LOG_NAME}` in `{report.run_dir}`.")
     out.append("Every number below is recomputed from the attempt log alone.")
     out.append("")
+    warning = incomplete_warning(m)
+    if warning:
+        out += [f"> **{warning}**", ""]
     for title, header, rows in _tables(report):
         out += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
@@ -302,6 +465,9 @@ def render_html(report: EvalReport, plots: dict[str, bytes]) -> str:
         f"<p>Generated {esc(report.generated_at.isoformat())} from <code>{LOG_NAME}</code>; "
         "every number is recomputed from the attempt log alone.</p>",
     ]
+    warning = incomplete_warning(m)
+    if warning:
+        parts.append(f"<p id='incomplete' style='color:#a00;font-weight:bold'>{esc(warning)}</p>")
     tables = _tables(report)
     parts += _html_table(*tables[0])
     parts.append("<h2>Plots</h2><div class='plots'>")

@@ -5,6 +5,13 @@ Budget mapping: one *sample* = one ``prove`` call with the per-sample :class:`Bu
 samples is the unbiased estimator of "k independent prove runs". What each sample really spent
 (attempts with repairs, tool calls, tokens, compile calls, wall time) is logged and reported next
 to it, so the three budget conventions of the published numbers can be read side by side.
+
+Logging: each attempt line is written as it happens, from the prover's ``verdict`` event (see
+:mod:`prover.eval.live`); the ``sample`` line closes the (problem, sample) pair. The sample is the
+unit of resume: a pair without a ``sample`` line (or with an infrastructure failure only) is run
+again from scratch under a new uid, and only the attempts of the uid that closed the pair count.
+A prover that can re-attach to work it already started (the gateway, through an
+Idempotency-Key) is given a key that is the same for the same (run, problem, sample) on resume.
 """
 
 from __future__ import annotations
@@ -16,13 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from lean_server.verdict import content_hash
 from prover.eval.datasets import DatasetVersion, Problem
 from prover.eval.errors import EvalError
+from prover.eval.live import LiveAttempts
 from prover.eval.runlog import (
     LOG_NAME,
+    SCHEMA_VERSION,
     AttemptLine,
     EnvironmentInfo,
     EventLine,
@@ -56,6 +65,28 @@ class Prover(Protocol):
     ) -> ProofOutcome: ...
 
 
+@runtime_checkable
+class SampleKeyedProver(Protocol):
+    """A prover that can re-attach to a sample's earlier submission (the gateway client): ``key``
+    is the same for the same (run, problem, sample) across resumes."""
+
+    async def prove_sample(
+        self,
+        task: ProofTask,
+        *,
+        key: str,
+        strategy: str | None,
+        budget: Budget,
+        profile: str | None,
+        on_event: EventSink | None,
+    ) -> ProofOutcome: ...
+
+
+def sample_key(run_id: str, problem_id: str, sample: int) -> str:
+    """The resume-stable identity of one (problem, sample) of a run."""
+    return f"{run_id}:{problem_id}:{sample}"
+
+
 @dataclass
 class RunProgress:
     """Running totals for the progress display."""
@@ -84,23 +115,9 @@ class EvalJob:
     concurrency: int = 4
 
 
-# Error classes the runner reports in ProofOutcome.error that are the infrastructure's fault:
-# such a sample is logged, then run again on resume.
-INFRA_ERRORS = frozenset(
-    {
-        "LLMError",
-        "LLMTimeout",
-        "LLMUnavailable",
-        "LLMProtocolError",
-        "LeanError",
-        "BacklogFull",
-        "CheckerUnavailable",
-    }
-)
-
-
 def _is_infra(outcome: ProofOutcome) -> bool:
-    return outcome.stopped == "error" and (outcome.error or "").split(":", 1)[0] in INFRA_ERRORS
+    """A sample the infrastructure failed (the runner says so): logged, then run again on resume."""
+    return outcome.stopped == "error" and outcome.infra_failure
 
 
 def _sample_line(
@@ -144,6 +161,7 @@ class EvalRun:
         self.prover = prover
         self.on_progress = on_progress
         self.resumed = False
+        self.run_id = ""
 
     def pending(self) -> list[tuple[Problem, int]]:
         done = finished_pairs(self.job.out_dir / LOG_NAME)
@@ -165,6 +183,7 @@ class EvalRun:
             ks=job.ks,
         )
         manifest, self.resumed = open_manifest(job.out_dir, manifest)
+        self.run_id = manifest.run_id
         todo = self.pending()
         progress = RunProgress(total=len(job.problems) * job.config.n)
         progress.skipped = progress.total - len(todo)
@@ -181,6 +200,9 @@ class EvalRun:
                     dataset=job.dataset,
                     environment=job.environment,
                     ks=job.ks,
+                    schema_version=SCHEMA_VERSION,
+                    planned_ids=[p.id for p in job.problems],
+                    n=job.config.n,
                 )
             )
             bound.info("eval.start", pending=len(todo), skipped=progress.skipped, resumed=self.resumed)
@@ -206,18 +228,22 @@ class EvalRun:
     async def _run_sample(
         self, problem: Problem, sample: int, writer: LogWriter, progress: RunProgress
     ) -> None:
-        cfg = self.job.config
         uid = uuid.uuid4().hex[:16]
+        live = LiveAttempts(task_id=problem.id)
 
-        def write_event(line: EventLine) -> None:
+        def write_line(line: EventLine | AttemptLine) -> None:
             try:
                 writer.write(line)
-            except ValueError as exc:  # an event payload that does not serialise is not worth a sample
-                log.warning("eval.event_not_logged", problem=problem.id, error=str(exc)[:200])
+            except ValueError as exc:  # a payload that does not serialise is not worth a sample
+                log.warning("eval.line_not_logged", problem=problem.id, error=str(exc)[:200])
 
         async def on_event(event: ProverEvent) -> None:
+            attempt = live.attempt_from(event)
+            if attempt is not None:  # written as it happens
+                live.logged[attempt.index] = attempt
+                write_line(AttemptLine(problem_id=problem.id, sample=sample, uid=uid, attempt=attempt))
             if event.kind in ("verdict", "finished"):
-                write_event(
+                write_line(
                     EventLine(
                         problem_id=problem.id,
                         sample=sample,
@@ -230,11 +256,9 @@ class EvalRun:
                 )
 
         started, started_wall = time.monotonic(), time.time()
-        task = problem.to_task()
         try:
-            outcome = await self.prover.prove(
-                task, strategy=cfg.strategy, budget=cfg.budget, profile=cfg.profile, on_event=on_event
-            )
+            with live.active():
+                outcome = await self._prove(problem, sample, on_event)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # infrastructure failure: logged, retried on resume
@@ -242,7 +266,7 @@ class EvalRun:
             outcome = ProofOutcome(
                 task_id=problem.id,
                 solved=False,
-                strategy=cfg.strategy or "unknown",
+                strategy=self.job.config.strategy or "unknown",
                 stopped="error",
                 error=repr(exc),
             )
@@ -252,8 +276,9 @@ class EvalRun:
             line = _sample_line(problem, sample, uid, outcome, started, started_wall)
             line.infra_error = _is_infra(outcome)
         line.dataset_sha256 = self.job.dataset.sha256
-        for attempt in outcome.attempts:
-            writer.write(AttemptLine(problem_id=problem.id, sample=sample, uid=uid, attempt=attempt))
+        for attempt in outcome.attempts:  # the ones no verdict event brought, or brought only in part
+            if live.needs_final_line(attempt):
+                write_line(AttemptLine(problem_id=problem.id, sample=sample, uid=uid, attempt=attempt))
         writer.write(line)
         progress.done += 1
         progress.problems_attempted.add(problem.id)
@@ -263,6 +288,22 @@ class EvalRun:
         progress.compile_calls += line.cost.compile_calls
         progress.errors += int(line.infra_error)
         self._report(progress)
+
+    async def _prove(self, problem: Problem, sample: int, on_event: EventSink) -> ProofOutcome:
+        cfg = self.job.config
+        task = problem.to_task()
+        if isinstance(self.prover, SampleKeyedProver):
+            return await self.prover.prove_sample(
+                task,
+                key=sample_key(self.run_id, problem.id, sample),
+                strategy=cfg.strategy,
+                budget=cfg.budget,
+                profile=cfg.profile,
+                on_event=on_event,
+            )
+        return await self.prover.prove(
+            task, strategy=cfg.strategy, budget=cfg.budget, profile=cfg.profile, on_event=on_event
+        )
 
 
 def _count_previous(progress: RunProgress, log_path: Path, problem_ids: set[str]) -> None:

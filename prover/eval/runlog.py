@@ -8,9 +8,15 @@ A run directory holds:
 
   - ``{"type": "run", ...}`` once per start or resume (config, dataset, environment);
   - ``{"type": "event", ...}`` prover events (verdicts) as they happen, for live inspection;
-  - ``{"type": "attempt", ...}`` every attempt of a finished sample (candidate, verdict, certificate);
+  - ``{"type": "attempt", ...}`` every attempt as it happens (candidate, verdict, certificate),
+    written from the prover's ``verdict`` event; attempts that never got a verdict (checks dropped
+    after a PASS, errors) are written when their sample ends;
   - ``{"type": "sample", ...}`` the end of one (problem, sample) pair: solved or not, its cost,
     the verified proof and PASS certificate. A pair with a ``sample`` line is finished.
+
+Every line of one prove call carries its ``uid``. The sample is the unit of resume: an interrupted
+sample is run again from scratch under a new uid, and only the attempts whose uid has a ``sample``
+line count, so the attempts of the interrupted try are never counted twice.
 
 Every metric of a report is recomputed from these lines alone.
 """
@@ -37,7 +43,7 @@ log = get_logger(__name__)
 
 LOG_NAME = "attempts.jsonl"
 MANIFEST_NAME = "run.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def utcnow() -> datetime:
@@ -52,6 +58,17 @@ class RunConfig(BaseModel):
     ids: list[str] | None = None
     strategy: str | None = None
     profile: str | None = None
+    resolved_strategy: str | None = Field(
+        default=None,
+        description="The strategy the prover really runs (`strategy`, or the runner's default when "
+        "unset); None when the gateway decides.",
+    )
+    llm_model: str | None = Field(
+        default=None, description="Model the in-process runner calls (None: no LLM, or the gateway's)."
+    )
+    llm_profile: str | None = Field(
+        default=None, description="Model profile really used (`profile` or the settings' default)."
+    )
     budget: Budget = Field(description="Per-sample budget: each of the n samples is one prove run with it.")
     n: int = Field(ge=1, description="Independent samples (prove runs) per problem.")
     api: str | None = Field(default=None, description="Gateway URL, or None for the in-process runner.")
@@ -94,6 +111,9 @@ class RunManifest(BaseModel):
 
 class RunLine(BaseModel):
     type: Literal["run"] = "run"
+    schema_version: int = Field(
+        default=1, description="Log schema of this start (1: before planned ids and the memory param)."
+    )
     run_id: str
     at: datetime
     resumed: bool
@@ -101,6 +121,10 @@ class RunLine(BaseModel):
     dataset: DatasetVersion
     environment: EnvironmentInfo
     ks: list[int]
+    planned_ids: list[str] | None = Field(
+        default=None, description="Every problem id the run is meant to cover (None: an old log)."
+    )
+    n: int | None = Field(default=None, description="Samples planned per problem.")
 
 
 class _SampleLineKey(BaseModel):

@@ -31,6 +31,8 @@ _ALIASES = {
     "longcat-flash-prover": "longcat",
 }
 # Hugging Face model ids -> profile (non-CoT where the model is normally prompted by continuation).
+# The CoT profiles also recognise a continuation-shaped answer (see `looks_like_continuation`), so
+# DeepSeek-Prover-V2 and the Kimina distills are extracted right whichever way they were prompted.
 MODEL_PROFILES: dict[str, str] = {
     "deepseek-ai/DeepSeek-Prover-V2-7B": "deepseek-v2-cot",
     "deepseek-ai/DeepSeek-Prover-V2-671B": "deepseek-v2-cot",
@@ -39,6 +41,8 @@ MODEL_PROFILES: dict[str, str] = {
     "Goedel-LM/Goedel-Prover-SFT": "goedel-sft",
     "AI-MO/Kimina-Prover-Preview-Distill-7B": "kimina",
     "AI-MO/Kimina-Prover-72B": "kimina",
+    "AI-MO/Kimina-Prover-Distill-8B": "kimina",
+    "AI-MO/Kimina-Prover-Distill-1.7B": "kimina",
     "meituan-longcat/LongCat-Flash-Prover": "longcat",
     "m-a-p/OProver-8B": "oprover",
     "m-a-p/OProver-32B": "oprover",

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from lean_server.verdict import Certificate
-from prover.extract import Candidate, Rule, extract
+from prover.extract import Candidate, Rule, extract, normalize_newlines, split_target, strip_think
 from prover.feedback import kimina_json, plain_list
-from prover.lean_text import split_stub
+from prover.lean_text import mask_comments, starts_command
 from prover.llm import ChatMessage, CompletionRequest
 from prover.types import ProofTask
 
@@ -60,6 +61,27 @@ class ToolCall:
     text_before: str  # assistant text up to and including the call
 
 
+# how a tactic proof starts: a lowercase tactic name, a focus dot, a combinator or a bracket
+_TACTIC_START = re.compile(r"[a-z_·(⟨{\[‹]|<;>")
+
+
+def looks_like_continuation(text: str) -> bool:
+    """The answer continues a proof after `:= by` (the non-CoT shape) rather than answering in
+    prose + a fenced file: it starts with tactics (comments aside; not with a command such as
+    ``theorem`` or ``import``) and its first fence, if any, only closes that code. Models prompted
+    either way (DeepSeek-Prover-V2, Kimina distills) answer in both shapes."""
+    text = normalize_newlines(text)
+    for body in (text, strip_think(text)):
+        fence_at = body.find("```")
+        head = body if fence_at < 0 else body[:fence_at]
+        if fence_at >= 0 and body[fence_at + 3 :].split("\n", 1)[0].strip():
+            continue  # ```lean4 opens a block: a fenced answer
+        code = mask_comments(head).strip()
+        if code and _TACTIC_START.match(code) and not starts_command(code):
+            return True
+    return False
+
+
 def fence(code: str) -> str:
     return f"```lean4\n{code.strip()}\n```"
 
@@ -73,7 +95,7 @@ def retrieved_section(retrieved: Sequence[RetrievedProof], title: str) -> str:
 
 def continuation_prompt(task: ProofTask) -> str:
     """Non-CoT prompt: the file cut at the target's `:= by`, the model writes the tactics."""
-    parts = split_stub(task.statement, task.target)
+    parts = split_target(task.statement, task.target)
     return f"Complete the following Lean 4 code:\n\n```lean4\n{parts.prefix}{parts.head} by\n  "
 
 
@@ -169,6 +191,8 @@ class Profile:
         stub = task if isinstance(task, str) else task.statement
         target = None if isinstance(task, str) else task.target
         cont = self.noncot if continuation is None else continuation
+        if not cont and looks_like_continuation(text):
+            cont = True
         return extract(text, stub, rule=self.rule, continuation=cont, target=target)
 
     # ---- tools (TIR) -------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Kimina-Prover: `<think>` reasoning, last lean4 block with theorem/by/:=/import; error-fix turn.
 
-Error-fix turn: at most 3 errors, each with the goal state before the error, the message and a
+Error-fix turn: at most 3 errors, each with the goal state before the error (per error: the state
+the message carries, or a `sorry`'s goal on that line; the certificate's goal at the first error
+for the first), the message and a
 numbered snippet (2 lines before and after, `NNN >|` marks the error line, `NNN  |` the others);
 a "# System Error:" section when Lean crashed or timed out.
 """
@@ -9,7 +11,8 @@ from __future__ import annotations
 
 from lean_server.verdict import Certificate
 from prover.feedback import problems, system_error
-from prover.profiles.base import RepairState, StepByStepPromptProfile
+from prover.llm import ChatMessage
+from prover.profiles.base import Prompt, RepairState, StepByStepPromptProfile, fence
 
 MAX_ERRORS = 3
 CONTEXT_LINES = 2
@@ -29,9 +32,7 @@ def format_errors(candidate: str, cert: Certificate) -> str:
     lines = candidate.replace("\r\n", "\n").split("\n")
     out: list[str] = []
     for i, p in enumerate(problems(cert)[:MAX_ERRORS], 1):
-        goal = (
-            cert.goal_at_first_error if i == 1 and cert.goal_at_first_error else "(no goal state available)"
-        )
+        goal = p.goal or "(no goal state available)"
         snippet = numbered_snippet(lines, p.line) if p.line is not None and 1 <= p.line <= len(lines) else ""
         out.append(
             f"# Error {i}:\n"
@@ -65,6 +66,20 @@ class KiminaProfile(StepByStepPromptProfile):
             f"{state.feedback}\n"
             "Fix the proof: think about the errors step by step, then give the complete corrected Lean 4 code "
             "in a ```lean4 block."
+        )
+
+    def repair_prompt(self, state: RepairState) -> Prompt:
+        if state.prompt.text is None:
+            return super().repair_prompt(state)
+        # a continuation prompt holds no dialogue: the error-fix turn follows the chat prompt, with
+        # the failed file as the model's previous answer
+        last = state.candidate or state.output
+        return Prompt(
+            messages=(
+                *self._initial_messages(state.task, state.retrieved),
+                ChatMessage(role="assistant", content=fence(last)),
+                ChatMessage(role="user", content=self.repair_message(state)),
+            )
         )
 
 

@@ -18,8 +18,8 @@ from lean_server.checker import Checker, Priority, Snippet
 from lean_server.verdict import Certificate
 from prover.budget import Meter
 from prover.errors import StrategyUnavailable
-from prover.extract import Candidate
-from prover.lean_text import StubParts, split_stub
+from prover.extract import Candidate, split_target
+from prover.lean_text import StubParts
 from prover.llm import LLM, ChatMessage, Completion
 from prover.memory import MemoryRecord, ProofMemory
 from prover.profiles.base import Profile, Prompt
@@ -70,7 +70,7 @@ class Context:
     @property
     def parts(self) -> StubParts:
         if self._parts is None:
-            self._parts = split_stub(self.task.statement, self.task.target)
+            self._parts = split_target(self.task.statement, self.task.target)
         return self._parts
 
     # ---- events ------------------------------------------------------------------------
@@ -188,17 +188,25 @@ class Context:
     async def _tool_loop(
         self, prompt: Prompt, completion: Completion, attempt: Attempt
     ) -> tuple[Completion, Prompt]:
+        """Model-native tool calls (TIR): compile the code, answer with the result, generate again.
+
+        Every generation after a tool result is one more attempt against the budget (LongCat's
+        definition: parallel inferences x tool calls <= the budget), so pass@32 stays 32
+        generations; the tool's compile is a compile call (and a ``tool_calls`` count)."""
         profile = self.profile
         calls = 0
         while profile.max_tool_calls and calls < profile.max_tool_calls and not completion.truncated:
             call = profile.parse_tool_call(completion.text)
             if call is None or "lean4_code" not in call.arguments:
                 break
-            if not self.meter.can_use_tool():
+            if not self.meter.can_use_tool() or not self.meter.reserve(1):
+                await self.emit("log", attempt.index, tool=call.name, skipped="budget")
                 break
             calls += 1
             cert = await self.check_tool_code(call.arguments["lean4_code"])
-            await self.emit("log", attempt.index, tool=call.name, verdict=cert.verdict.value)
+            await self.emit(
+                "log", attempt.index, tool=call.name, tool_round=calls, verdict=cert.verdict.value
+            )
             prompt = Prompt(
                 messages=(
                     *prompt.messages,

@@ -19,7 +19,7 @@ class RetrievalStrategy:
 
     async def run(self, task: ProofTask, ctx: Context) -> Attempt | None:
         if ctx.memory is not None and self.k > 0:
-            ctx.retrieved = ctx.memory.search(task, self.k)
+            ctx.retrieved = await ctx.memory.asearch(task, self.k)
             if ctx.retrieved:
                 await ctx.emit(
                     "memory_hit",

@@ -120,3 +120,43 @@ async def test_queue_backpressure(api_settings: Settings) -> None:
 async def test_anonymous_when_auth_is_off(client: httpx.AsyncClient) -> None:
     assert (await client.post("/v1/jobs", json=JOB)).status_code == 201
     assert (await client.post("/v1/keys", json={"name": "x"})).status_code == 403  # no admin key configured
+
+
+async def test_daily_attempt_quota(secured: httpx.AsyncClient, api_settings: Settings) -> None:
+    """Each prove job is charged its budget's max_attempts when accepted; over the key's daily
+    attempt quota: 429 with Retry-After and a JSON body saying what was used and asked."""
+    _, key = await make_key(secured, daily_attempts=50, rate_per_s=0)
+    listed = (await secured.get("/v1/keys", headers=bearer(ADMIN))).json()
+    assert [k["daily_attempts"] for k in listed] == [50]
+
+    def prove(attempts: int | None) -> dict[str, object]:
+        params: dict[str, object] = {"statement": "theorem t : True := by sorry"}
+        if attempts is not None:
+            params["budget"] = {"max_attempts": attempts}
+        return {"kind": "prove", "params": params}
+
+    assert (await secured.post("/v1/jobs", json=prove(30), headers=bearer(key))).status_code == 201
+    over = await secured.post("/v1/jobs", json=prove(21), headers=bearer(key))
+    assert over.status_code == 429, over.text
+    error = over.json()["error"]
+    assert error["code"] == "attempt_quota_exceeded"
+    assert error["detail"] == {"used": 30, "requested": 21, "daily_attempts": 50}
+    assert 1 <= int(over.headers["retry-after"]) <= 86400
+    # verify jobs spend no prover attempts; what fits still fits, and a batch is charged in full
+    assert (await secured.post("/v1/jobs", json=JOB, headers=bearer(key))).status_code == 201
+    assert (await secured.post("/v1/jobs", json=prove(20), headers=bearer(key))).status_code == 201
+    batch = await secured.post("/v1/batches", json={"jobs": [prove(1)]}, headers=bearer(key))
+    assert batch.status_code == 429 and batch.json()["error"]["detail"]["used"] == 50
+    # no budget: charged the default budget
+    _, small = await make_key(secured, daily_attempts=api_settings.prover_default_budget - 1, rate_per_s=0)
+    refused = await secured.post("/v1/jobs", json=prove(None), headers=bearer(small))
+    assert refused.status_code == 429
+    assert refused.json()["error"]["detail"]["requested"] == api_settings.prover_default_budget
+    # a file is charged per sorried theorem it will prove
+    _, files = await make_key(secured, daily_attempts=3, rate_per_s=0)
+    two_sorries = "theorem a : True := by sorry\n\ntheorem b : 1 = 1 := by sorry\n"
+    body = {"kind": "prove", "params": {"file": two_sorries, "budget": {"max_attempts": 2}}}
+    by_file = await secured.post("/v1/jobs", json=body, headers=bearer(files))
+    assert by_file.status_code == 429 and by_file.json()["error"]["detail"]["requested"] == 4
+    body["params"]["targets"] = ["b"]  # type: ignore[index]
+    assert (await secured.post("/v1/jobs", json=body, headers=bearer(files))).status_code == 201

@@ -62,6 +62,47 @@ async def test_unknown_kind_and_fields(client: httpx.AsyncClient) -> None:
     assert_error(await client.post("/v1/batches", json={"jobs": []}), 422)
 
 
+def _reason(answer: httpx.Response) -> str:
+    """The validation messages of a 422, joined (where the precise reason must be)."""
+    return " | ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in answer.json()["error"]["detail"])
+
+
+async def test_prove_budget_strategy_and_profile_are_validated(client: httpx.AsyncClient) -> None:
+    """A misspelt budget cap, a non-finite or huge bound, an unknown strategy: 422, never a
+    201 that runs unbounded or fails inside the worker."""
+    stub = "theorem t : True := by sorry"
+
+    async def prove(**params: object) -> httpx.Response:
+        return await client.post("/v1/jobs", json={"kind": "prove", "params": {"statement": stub, **params}})
+
+    typo = await prove(budget={"max_attemps": 5})
+    assert_error(typo, 422, "invalid_request")
+    assert "max_attemps" in _reason(typo) and "extra" in _reason(typo).lower()
+    infinite = await client.post(
+        "/v1/jobs",
+        content=b'{"kind": "prove", "params": {"statement": "theorem t : True := by sorry", '
+        b'"budget": {"max_wall_s": Infinity}}}',
+        headers={"content-type": "application/json"},
+    )
+    assert_error(infinite, 422, "invalid_request")
+    assert "max_wall_s" in _reason(infinite) and "finite" in _reason(infinite)
+    for budget in ({"max_attempts": 0}, {"max_attempts": 10**9}, {"max_tokens": 10**12}, {"max_wall_s": -1}):
+        answer = await prove(budget=budget)
+        assert_error(answer, 422, "invalid_request")
+        assert next(iter(budget)) in _reason(answer), budget
+    unknown = await prove(strategy="nope")
+    assert_error(unknown, 422, "invalid_request")
+    assert "unknown strategy 'nope'" in _reason(unknown) and "portfolio" in _reason(unknown)
+    assert_error(await prove(strategy="portfolio,nope"), 422, "invalid_request")
+    assert_error(await prove(strategy=""), 422, "invalid_request")
+    bad_profile = await prove(profile="gpt-unknown")
+    assert "unknown profile 'gpt-unknown'" in _reason(bad_profile)
+    # what the prover accepts still goes through (the eval gateway sends a full Budget dump)
+    full = {"max_attempts": 8, "max_repair_rounds": 2, "max_tokens": None, "max_compile_calls": None}
+    accepted = await prove(strategy="Portfolio, whole", profile="kimina", budget={**full, "max_wall_s": 60.5})
+    assert accepted.status_code == 201, accepted.text
+
+
 async def test_oversized_bodies(api_settings: Settings) -> None:
     from api.app import create_app
 

@@ -24,7 +24,9 @@ def cli(monkeypatch: pytest.MonkeyPatch, redis_url: str, redis_prefix: str) -> t
 
 def test_keys_create_list_revoke(cli: typer.Typer, redis_url: str, redis_prefix: str) -> None:
     runner = CliRunner()
-    created = runner.invoke(cli, ["keys", "create", "ci-bot", "--rate", "5", "--daily-jobs", "100"])
+    created = runner.invoke(
+        cli, ["keys", "create", "ci-bot", "--rate", "5", "--daily-jobs", "100", "--daily-attempts", "640"]
+    )
     assert created.exit_code == 0, created.output
     key_id = re.search(r"id:\s+(\S+)", created.output).group(1)  # type: ignore[union-attr]
     token = re.search(r"key:\s+(\S+)", created.output).group(1)  # type: ignore[union-attr]
@@ -33,6 +35,7 @@ def test_keys_create_list_revoke(cli: typer.Typer, redis_url: str, redis_prefix:
         assert client.get(f"{redis_prefix}:apikey-hash:{hash_token(token)}") == key_id
         listed = runner.invoke(cli, ["keys", "list"])
         assert key_id in listed.output and "rate=5/s" in listed.output and token not in listed.output
+        assert "attempts/day<=640" in listed.output
         revoked = runner.invoke(cli, ["keys", "revoke", key_id])
         assert revoked.exit_code == 0
         assert client.get(f"{redis_prefix}:apikey-hash:{hash_token(token)}") is None

@@ -92,33 +92,88 @@ async def test_worker_killed_mid_job_completes_elsewhere_once(
 
 
 @pytest.mark.slow
-async def test_redis_restart_loses_no_acknowledged_job(api_settings: Settings, tmp_path: Path) -> None:
-    server = shutil.which("redis-server")
-    assert server
-    port = free_port()
-    data = tmp_path / "redis"
-    data.mkdir()
-    argv = [
-        server,
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        str(data),
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "everysec",
-        "--save",
-        "",
-        "--protected-mode",
-        "no",
-    ]
+async def test_a_paused_worker_wakes_up_after_its_job_finished_elsewhere(
+    api_settings: Settings, workers: WorkerHandle
+) -> None:
+    """SIGSTOP a worker mid-job: its heartbeat stops, the job is swept and finished on another
+    worker; then SIGCONT: the victim finishes its stale run, and its late write is refused (the
+    record and the event stream stay exactly as the finishing worker left them)."""
+    app = create_app(api_settings)
+    state = app.state.sorryless
+    victim = _spawn_worker(api_settings)
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+            answer = await client.post(
+                "/v1/jobs",
+                json={"kind": "verify", "params": {"code": "theorem p : True := trivial -- FAKE:slow=1500"}},
+            )
+            job_id = answer.json()["id"]
 
-    def start() -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = redis.Redis(port=port)
+            async def running() -> bool:
+                return bool(await state.store.status(job_id) == "running")
+
+            await wait_until(running, timeout_s=20)
+            paused_worker = (await state.store.get(job_id)).worker
+            os.killpg(victim.pid, signal.SIGSTOP)  # the worker and its REPL: mid-check, no goodbye
+            await workers.start()
+            job = await wait_for_status(client, job_id, timeout_s=20)
+            assert job["status"] == "succeeded" and job["result"]["verdict"] == "PASS", job
+            key = state.keyspace.job(job_id)
+            finished = await state.redis.hgetall(key)
+            finished_events = await state.events.history(job_id)
+            refused_before = int(await state.redis.hget(state.keyspace.stats, "stale_writes_refused") or 0)
+            os.killpg(victim.pid, signal.SIGCONT)
+
+            async def late_write_refused() -> bool:
+                count = await state.redis.hget(state.keyspace.stats, "stale_writes_refused")
+                return int(count or 0) > refused_before
+
+            await wait_until(late_write_refused, timeout_s=10)
+            assert victim.poll() is None, "the victim resumed (it was not killed)"
+            assert await state.redis.hgetall(key) == finished, "the late write changed the record"
+            events = await state.events.history(job_id)
+        assert [(e.id, e.type) for e in events] == [(e.id, e.type) for e in finished_events]
+        assert [e.type for e in events if e.terminal] == ["succeeded"]
+        assert finished["worker"] != paused_worker and finished["result_writes"] == "1"
+        assert finished["attempts"] == "2"
+    finally:
+        if victim.poll() is None:
+            os.killpg(victim.pid, signal.SIGKILL)
+            victim.wait(5)
+        await state.queue.aclose()
+
+
+class _PrivateRedis:
+    """A redis-server of the test's own (it gets killed and restarted; the shared one never is)."""
+
+    def __init__(self, data_dir: Path, *options: str) -> None:
+        server = shutil.which("redis-server")
+        assert server
+        self.port = free_port()
+        data_dir.mkdir(exist_ok=True)
+        self.argv = [
+            server,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(data_dir),
+            "--save",
+            "",
+            "--protected-mode",
+            "no",
+            *options,
+        ]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis(port=self.port)
         deadline = time.monotonic() + 10
         while True:
             try:
@@ -128,14 +183,28 @@ async def test_redis_restart_loses_no_acknowledged_job(api_settings: Settings, t
                 assert time.monotonic() < deadline, "private redis did not start"
                 time.sleep(0.05)
         client.close()
-        return proc
 
-    proc = start()
-    settings = api_settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{port}/0"})
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+@pytest.mark.slow
+async def test_redis_restart_loses_no_acknowledged_job(api_settings: Settings, tmp_path: Path) -> None:
+    # appendfsync always: Redis writes and fsyncs the AOF before it answers, so every job that got
+    # its 201 is on disk at once and the kill can follow the last answer without any wait (with
+    # everysec a write can be postponed up to ~2 s while a background fsync runs)
+    server = _PrivateRedis(tmp_path / "redis", "--appendonly", "yes", "--appendfsync", "always")
+    server.start()
+    settings = api_settings.model_copy(update={"redis_url": server.url})
     app = create_app(settings)
     handle = WorkerHandle(settings)
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+            persistence = (await client.get("/health")).json()["checks"]["persistence"]
+            assert persistence["status"] == "ok", persistence
+            assert persistence["data"] == {"aof_enabled": True, "appendfsync": "always"}
             accepted = []
             for i in range(20):
                 answer = await client.post(
@@ -154,15 +223,13 @@ async def test_redis_restart_loses_no_acknowledged_job(api_settings: Settings, t
             )
             assert batch.status_code == 201
             accepted += batch.json()["job_ids"]
-            await asyncio.sleep(1.5)  # appendfsync everysec: the last second reaches the disk
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(5)
+            server.kill()  # SIGKILL right after the last 201
             down = await client.post(
                 "/v1/jobs", json={"kind": "verify", "params": {"code": "theorem d : True := trivial"}}
             )
             assert down.status_code == 503, down.text
             assert down.json()["error"]["code"] in ("queue_unavailable", "redis_unavailable")
-            proc = start()
+            server.start()
             await handle.start()
             for job_id in accepted:
                 job = await wait_for_status(client, job_id, timeout_s=30)
@@ -173,6 +240,27 @@ async def test_redis_restart_loses_no_acknowledged_job(api_settings: Settings, t
     finally:
         await handle.stop_all()
         await app.state.sorryless.queue.aclose()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+        server.kill()
+
+
+async def test_health_warns_when_redis_does_not_persist(api_settings: Settings, tmp_path: Path) -> None:
+    server = _PrivateRedis(tmp_path / "redis", "--appendonly", "no")
+    server.start()
+    app = create_app(api_settings.model_copy(update={"redis_url": server.url}))
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+            off = (await client.get("/health")).json()
+            persistence = off["checks"]["persistence"]
+            assert persistence["status"] == "warning" and "--appendonly yes" in persistence["detail"]
+            assert persistence["data"]["aof_enabled"] is False
+            assert off["warnings"] == [f"persistence: {persistence['detail']}"]
+            others = {name: c["status"] for name, c in off["checks"].items() if name != "persistence"}
+            assert off["status"] == ("ok" if set(others.values()) <= {"ok", "unconfigured"} else "degraded")
+            direct = redis.Redis(port=server.port)
+            direct.config_set("appendonly", "yes")
+            direct.close()
+            on = (await client.get("/health")).json()
+        assert on["checks"]["persistence"]["status"] == "ok" and on["warnings"] == []
+    finally:
+        await app.state.sorryless.queue.aclose()
+        server.kill()

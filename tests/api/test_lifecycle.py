@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 from fastapi import FastAPI
@@ -88,8 +89,12 @@ async def test_prove_without_llm_uses_llm_free_strategies(
         "/v1/jobs", json={"kind": "prove", "params": {"statement": STUB, "budget": {"max_attempts": 4}}}
     )
     job = await wait_for_status(client, answer.json()["id"], timeout_s=30)
-    assert job["status"] in ("succeeded", "failed"), job
-    assert job["error"] is None or job["error"]["code"] != "internal_error", job
+    # the fake REPL accepts the portfolio's first sorry-free tactic: a verified proof
+    assert job["status"] == "succeeded" and job["error"] is None, job
+    assert job["result"]["solved"] is True and job["result"]["solved_count"] == 1, job
+    proof = job["result"]["proofs"][0]
+    assert proof["strategy"] == "portfolio" and proof["stopped"] == "solved" and proof["model"] is None
+    assert "sorry" not in proof["proof"] and job["certificate"]["verdict"] == "PASS"
 
 
 async def test_idempotency_key(client: httpx.AsyncClient) -> None:
@@ -223,3 +228,58 @@ async def test_prove_a_file_with_several_sorries(client: httpx.AsyncClient, work
     assert [p["task_id"].split(":")[-1] for p in one_job["result"]["proofs"]] == ["second_one"]
     assert bad_job["status"] == "failed" and bad_job["error"]["code"] == "no_targets"
     assert "second_one" in bad_job["error"]["message"]
+
+
+async def test_prove_without_memory_neither_reads_nor_writes_it(
+    api_settings: Settings, workers: WorkerHandle
+) -> None:
+    """``memory: false`` (independent evaluation samples): no retrieved proofs in the prompt, no
+    memory_hit, nothing recorded; the same job with the memory on does both."""
+    proofs = {
+        "two_eq": "theorem two_eq : 1 + 1 = 2 := by rfl",
+        "three_eq": "theorem three_eq : 2 + 1 = 3 := by rfl",
+    }
+
+    def reply(body: dict[str, Any]) -> list[Any]:
+        text = json.dumps(body)
+        target = "three_eq" if "three_eq : 2 + 1 = 3 := by sorry" in text else "two_eq"
+        return [f"```lean\n{proofs[target]}\n```"] * int(body.get("n") or 1)
+
+    script = FakeLLMScript(replies=reply)
+    memory_file = api_settings.data_dir / "prover" / "memory.jsonl"
+
+    def remembered() -> list[str]:
+        lines = memory_file.read_text().splitlines() if memory_file.exists() else []
+        return [json.loads(line)["task_id"] for line in lines]
+
+    with serve_fake_llm(script) as base_url:
+        settings = api_settings.model_copy(update={"llm_base_url": base_url, "llm_model": "fake-model"})
+        app = _app(settings)
+        state = app.state.sorryless
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+            await workers.start(settings=settings)
+
+            async def prove(statement: str, memory: bool) -> tuple[dict[str, Any], list[str], list[str]]:
+                seen = len(script.bodies())
+                params = {"statement": statement, "strategy": "retrieval", "memory": memory}
+                params["budget"] = {"max_attempts": 1}
+                answer = await client.post("/v1/jobs", json={"kind": "prove", "params": params})
+                assert answer.status_code == 201, answer.text
+                job = await wait_for_status(client, answer.json()["id"], timeout_s=30)
+                kinds = [e.data.get("kind") for e in await state.events.history(job["id"])]
+                prompts = [json.dumps(b) for b in script.bodies()[seen:]]
+                return job, [k for k in kinds if k], prompts
+
+            first, _, _ = await prove("theorem two_eq : 1 + 1 = 2 := by sorry", memory=True)
+            assert first["result"]["solved"] is True, first
+            assert remembered() == [first["id"]], "a job with the memory on records its proof"
+            three = "theorem three_eq : 2 + 1 = 3 := by sorry"
+            isolated, isolated_events, isolated_prompts = await prove(three, memory=False)
+            assert remembered() == [first["id"]], "memory off: the proof is not recorded"
+            shared, shared_events, shared_prompts = await prove(three, memory=True)
+    assert isolated["status"] == "succeeded" and isolated["result"]["solved"] is True, isolated
+    assert "memory_hit" not in isolated_events
+    assert isolated_prompts and not any("by rfl" in p for p in isolated_prompts)
+    assert shared["result"]["solved"] is True and remembered() == [first["id"], shared["id"]]
+    assert "memory_hit" in shared_events, "the check above could see a read"
+    assert any(proofs["two_eq"] in p for p in shared_prompts)

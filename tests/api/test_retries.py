@@ -11,6 +11,9 @@ from api.errors import InfraError
 from api.kinds import JobKind, KindContext, KindOutcome, load_kinds
 from sorryless.config import Settings
 from tests.api.conftest import WorkerHandle, wait_for_status
+from tests.fakes.fake_llm import FakeLLMScript, serve_fake_llm
+
+STUB = "theorem two_eq : 1 + 1 = 2 := by sorry"
 
 
 class FlakyParams(BaseModel):
@@ -87,3 +90,35 @@ async def test_cancel_while_waiting_for_a_retry(api_settings: Settings, workers:
         assert await state.queue.delivery_status(job_id, "interactive") == "aborted"
         job = (await client.get(f"/v1/jobs/{job_id}")).json()
         assert job["status"] == "cancelled" and job["attempts"] == 1
+
+
+async def test_prove_with_the_llm_down_is_retried_then_dead_lettered(
+    api_settings: Settings, workers: WorkerHandle
+) -> None:
+    """An LLM outage is an infrastructure failure: retried with backoff, then dead-lettered,
+    never reported as "succeeded, unsolved"."""
+    script = FakeLLMScript(replies=["```lean\ntheorem two_eq : 1 + 1 = 2 := by rfl\n```"])
+    script.fail_next(10_000, 503)
+    with serve_fake_llm(script) as base_url:
+        settings = api_settings.model_copy(
+            update={
+                "llm_base_url": base_url,
+                "llm_model": "fake-model",
+                "llm_max_retries": 0,
+                "admin_key": "adm",
+            }
+        )
+        app = create_app(settings)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+            await workers.start(settings=settings)
+            params = {"statement": STUB, "strategy": "whole", "budget": {"max_attempts": 2}}
+            job_id = (await client.post("/v1/jobs", json={"kind": "prove", "params": params})).json()["id"]
+            job = await wait_for_status(client, job_id, timeout_s=30)
+            letters = (await client.get("/v1/dead-letters", headers={"Authorization": "Bearer adm"})).json()
+        history = [e.type for e in await app.state.sorryless.events.history(job_id)]
+    assert job["status"] == "failed", job
+    assert job["error"]["code"] == "infra_error" and "LLMUnavailable" in job["error"]["message"]
+    assert job["attempts"] == settings.job_max_retries
+    assert history.count("retrying") == settings.job_max_retries - 1
+    assert [d["job_id"] for d in letters] == [job_id]
+    assert len(script.bodies()) >= settings.job_max_retries, "every attempt reached the (failing) LLM"

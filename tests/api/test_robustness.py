@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict
 
@@ -179,3 +181,83 @@ async def test_queue_endings_reconcile_the_record_once(app: FastAPI, client: htt
         aborted: ("cancelled", "cancelled", 1),
     }
     assert {d["job_id"] for d in await store.dead_letters()} == {lost, failed}
+
+
+async def test_a_stale_delivery_cannot_requeue_a_job_another_worker_runs(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """A swept delivery that wakes up (or is cancelled) after the job was handed to another
+    worker must not flip the running job back to queued."""
+    state = app.state.sorryless
+    store = state.store
+    job_id = (await client.post("/v1/jobs", json=JOB)).json()["id"]
+    assert await store.mark_running(job_id, attempt=1, worker="worker-old") == "running"
+    assert await store.mark_running(job_id, attempt=2, worker="worker-new") == "running"  # swept, redelivered
+    assert not await store.set_queued(job_id, "worker stopped", attempt=1, worker="worker-old")
+    assert not await store.set_queued(job_id, "worker stopped", attempt=1, worker="worker-new")
+    record = await store.get(job_id)
+    assert record is not None
+    assert (record.status, record.worker, record.attempts) == ("running", "worker-new", 2)
+    history = [e.type for e in await state.events.history(job_id)]
+    assert "retrying" not in history
+    assert await state.redis.hget(state.keyspace.stats, "stale_writes_refused") == "2"
+    metrics = (await client.get("/metrics")).text
+    assert "sorryless_stale_writes_refused_total 2.0" in metrics
+    assert 'sorryless_jobs_total{status="stale_writes_refused"}' not in metrics
+    # the delivery that holds the job still can
+    assert await store.set_queued(job_id, "backend down", attempt=2, worker="worker-new")
+    events = await state.events.history(job_id)
+    assert (await store.status(job_id)) == "queued"
+    assert [e.data.get("attempt") for e in events if e.type == "retrying"] == [3]
+
+
+async def test_nothing_accepted_expires_before_it_ends(api_settings: Settings) -> None:
+    """A job (and its batch) waiting longer than the result TTL is still there; the TTL starts
+    when the job ends (a batch: when its last job ends)."""
+    app = create_app(api_settings.model_copy(update={"job_result_ttl_s": 1}))
+    state = app.state.sorryless
+    keys, redis = state.keyspace, state.redis
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+        job_id = (await client.post("/v1/jobs", json=JOB)).json()["id"]
+        batch = (await client.post("/v1/batches", json={"jobs": [JOB, JOB]})).json()
+        await redis.zadd(keys.jobs_index, {"job_gone_long_ago": 1.0})  # an entry whose record expired
+        for key in (
+            keys.job(job_id),
+            keys.events(job_id),
+            keys.batch(batch["id"]),
+            keys.batch_jobs(batch["id"]),
+        ):
+            assert await redis.ttl(key) == -1, key
+        await asyncio.sleep(1.3)  # longer than the TTL, still queued
+        await client.post("/v1/jobs", json=JOB)  # a submit prunes the listing index
+        waiting = await client.get(f"/v1/jobs/{job_id}")
+        assert waiting.status_code == 200 and waiting.json()["status"] == "queued"
+        listed = {item["id"] for item in (await client.get("/v1/jobs", params={"limit": 50})).json()["items"]}
+        assert job_id in listed and set(batch["job_ids"]) <= listed
+        assert await redis.zscore(keys.jobs_index, "job_gone_long_ago") is None
+        assert (await client.get(f"/v1/batches/{batch['id']}")).json()["counts"]["queued"] == 2
+        first, second = batch["job_ids"]
+        assert (await client.delete(f"/v1/jobs/{first}")).status_code == 200
+        assert await redis.ttl(keys.batch(batch["id"])) == -1, "a job of the batch is unfinished"
+        assert 0 < await redis.ttl(keys.job(first)) <= 1
+        assert (await client.delete(f"/v1/jobs/{second}")).status_code == 200
+        for key in (keys.batch(batch["id"]), keys.batch_jobs(batch["id"]), keys.events(second)):
+            assert 0 < await redis.ttl(key) <= 1, key
+        await asyncio.sleep(1.2)
+        assert (await client.get(f"/v1/batches/{batch['id']}")).status_code == 404
+        assert (await client.get(f"/v1/jobs/{job_id}")).json()["status"] == "queued"
+    await state.queue.aclose()
+
+
+async def test_an_idle_worker_stops_quietly(
+    api_settings: Settings, workers: WorkerHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Ctrl-C on an idle worker logs no warning (saq's shutdown-grace notice is about its own
+    upkeep and dequeue loops, which always end by cancellation)."""
+    caplog.set_level(logging.INFO)
+    await workers.start()
+    await asyncio.sleep(0.3)
+    await workers.stop_all()
+    noisy = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert noisy == []
+    assert any("Working shutting down" in r.getMessage() for r in caplog.records), "saq's logs are captured"

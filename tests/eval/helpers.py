@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lean_server.checker import Checker, Priority, Snippet, check_one
 from lean_server.verdict import Certificate, EnvironmentStamp, Verdict, content_hash
 from prover.eval.datasets import DatasetVersion, Problem, assemble_stub, load_dataset
 from prover.eval.environment import environment_info
+from prover.eval.live import RecordingChecker
 from prover.eval.run import EvalJob
 from prover.eval.runlog import EnvironmentInfo, RunConfig
 from prover.types import Attempt, Budget, Cost, EventSink, ProofOutcome, ProofTask, ProverEvent
@@ -51,9 +53,33 @@ class Script:
     tokens_per_attempt: int = 100
 
 
+class ScriptedChecker:
+    """A Checker double that answers each snippet with the verdict the scripted prover chose for its code."""
+
+    def __init__(self) -> None:
+        self.verdicts: dict[str, Verdict] = {}
+
+    async def check(
+        self, snippets: Sequence[Snippet], *, priority: Priority = Priority.INTERACTIVE
+    ) -> AsyncIterator[Certificate]:
+        for snippet in snippets:
+            cert = certificate(snippet.code, self.verdicts[snippet.code])
+            yield cert.model_copy(update={"id": snippet.id})
+
+    async def aclose(self) -> None:
+        return None
+
+
 @dataclass
 class ScriptedProver:
-    """Answers `prove` from a Script; counts calls; can block after `block_after` calls."""
+    """Answers `prove` from a Script; counts calls; can block after `block_after` calls.
+
+    Each attempt's candidate goes through ``checker`` (by default the scripted checker wrapped in
+    the eval's RecordingChecker, as `sorryless eval` wraps the real one) and is reported with
+    ``attempt_started`` and ``verdict`` events, as the runner does. ``checker=None``: the
+    certificate is made directly (a prover whose checks the eval cannot see). ``pause_at``: each
+    call waits for ``gate`` before attempt ``pause_at`` (the earlier ones are already reported).
+    """
 
     script: Script
     attempts_per_sample: int = 3
@@ -61,7 +87,17 @@ class ScriptedProver:
     block_after: int | None = None
     gate: asyncio.Event = field(default_factory=asyncio.Event)
     fail: Callable[[str, int], bool] | None = None
+    checker: Checker | None = field(default_factory=lambda: RecordingChecker(ScriptedChecker()))
+    pause_at: int | None = None
     _seen: dict[str, int] = field(default_factory=dict)
+
+    async def _certificate(self, task: ProofTask, index: int, code: str, verdict: Verdict) -> Certificate:
+        if self.checker is None:
+            return certificate(code, verdict)
+        inner = self.checker.inner if isinstance(self.checker, RecordingChecker) else self.checker
+        assert isinstance(inner, ScriptedChecker)
+        inner.verdicts[code] = verdict
+        return await check_one(self.checker, Snippet(id=f"{task.id}#{index}", code=code))
 
     async def prove(
         self,
@@ -85,17 +121,31 @@ class ScriptedProver:
         n_attempts = self.attempts_per_sample if solve_at is None else solve_at + 1
         attempts: list[Attempt] = []
         for index in range(n_attempts):
+            if self.pause_at == index:
+                await self.gate.wait()
             verdict = Verdict.PASS if index == solve_at else Verdict.LEAN_ERROR
             code = task.statement.replace("sorry", f"norm_num -- {index}")
+            name = strategy or "scripted"
+            if on_event is not None:
+                await on_event(
+                    ProverEvent(
+                        kind="attempt_started",
+                        task_id=task.id,
+                        attempt=index,
+                        data={"sample": 0, "round": index, "strategy": name},
+                    )
+                )
+            cert = await self._certificate(task, index, code, verdict)
+            await asyncio.sleep(0)  # let concurrent samples interleave between check and report
             attempts.append(
                 Attempt(
                     index=index,
                     sample=0,
                     round=index,
-                    strategy=strategy or "scripted",
+                    strategy=name,
                     candidate=code,
                     verdict=verdict,
-                    certificate=certificate(code, verdict),
+                    certificate=cert,
                     prompt_tokens=self.script.tokens_per_attempt // 2,
                     completion_tokens=self.script.tokens_per_attempt // 2,
                 )

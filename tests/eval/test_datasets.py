@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from prover.eval import download
-from prover.eval.datasets import assemble_stub, load_dataset
+from prover.eval.datasets import assemble_stub, load_dataset, without_reference_answers
 from prover.eval.errors import DatasetUnavailable, UnknownProblems
 from sorryless.config import Settings
 
@@ -58,7 +58,24 @@ def test_putnam_statements_carry_their_preamble_and_answer_abbrev(
         assert stub.startswith(problem.header)
         # the answer abbrev sits between the header and the theorem, and the theorem uses it
         assert stub.index(abbrev) < stub.index(f"theorem {problem.id}")
-        assert stub == problem.header + problem.preamble + "\n\n" + problem.formal_statement + "\n"
+        assert (
+            problem.lean4_code == problem.header + problem.preamble + "\n\n" + problem.formal_statement + "\n"
+        )
+        # the reference answer (a comment in the source) is in the dataset but never in the prover's task
+        assert problem.answer_formal
+        for answer in problem.answer_formal:
+            assert answer["answer"].split()[0] in problem.preamble
+            assert f"-- {answer['answer']}" not in stub
+        assert stub == without_reference_answers(problem.lean4_code, problem.answer_formal)
+        assert stub.count("\n") == problem.lean4_code.count("\n") - len(problem.answer_formal)
+
+
+def test_only_comments_that_are_reference_answers_are_dropped() -> None:
+    code = "abbrev s : ℕ := sorry\n-- 42\n-- a note\n  --   42  \ntheorem t : s = 42 := by sorry\n"
+    assert without_reference_answers(code, [{"name": "s", "answer": "42"}]) == (
+        "abbrev s : ℕ := sorry\n-- a note\ntheorem t : s = 42 := by sorry\n"
+    )
+    assert without_reference_answers(code, None) == code
 
 
 def test_proofnet_def_items_are_flagged(settings: Settings, shared_dir: Path) -> None:

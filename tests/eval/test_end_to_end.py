@@ -103,6 +103,13 @@ def test_eval_then_report_then_export_end_to_end(
             assert s.proof is not None and "norm_num" in s.proof and "sorry" not in s.proof
     attempts = [x for x in lines if isinstance(x, AttemptLine)]
     assert any(a.attempt.verdict == "LEAN_ERROR" for a in attempts if a.problem_id == HARD)
+    # each attempt logged once, as it happened, with the candidate and certificate Lean saw
+    keys = [(a.uid, a.attempt.index) for a in attempts]
+    assert len(keys) == len(set(keys))
+    checked = [a for a in attempts if a.attempt.verdict is not None]
+    assert checked and all(a.attempt.candidate and a.attempt.certificate for a in checked)
+    assert all(a.attempt.certificate.verdict == a.attempt.verdict for a in checked if a.attempt.certificate)
+    assert all(a.attempt.sample == a.attempt.index and a.attempt.strategy == "portfolio" for a in attempts)
     (run_line,) = [x for x in lines if isinstance(x, RunLine)]
     assert run_line.dataset.records == 488 and run_line.config.budget.max_attempts == 19
     assert env.exists() and env.read_text().count("\n") > 0  # the REPL double really answered
@@ -223,3 +230,34 @@ async def test_interrupted_real_run_resumes_without_repeating_finished_samples(
     ]
     metrics = compute_metrics(read_log(out / LOG_NAME), [1, 3])
     assert metrics.solved == 2 and metrics.pass_at[1] == pytest.approx(2 / 3)
+
+
+def test_eval_refuses_to_resume_with_another_resolved_strategy_or_model(
+    env: Path, shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    args = _eval_args(shared_dir, out)
+    del args[args.index("--strategy") : args.index("--strategy") + 2]  # the settings' default decides
+    args[args.index("--ids") + 1] = HARD
+    args[args.index("--n") + 1] = "1"
+    args[args.index("--k") + 1] = "1"
+    monkeypatch.setenv("SORRYLESS_PROVER_DEFAULT_STRATEGY", "portfolio")
+    first = CliRunner().invoke(_app(), args)
+    assert first.exit_code == 0, first.output + repr(first.exception)
+    config = json.loads((out / "run.json").read_text())["config"]
+    assert (config["strategy"], config["resolved_strategy"], config["llm_model"]) == (None, "portfolio", None)
+
+    monkeypatch.setenv("SORRYLESS_PROVER_DEFAULT_STRATEGY", "repair")
+    other_strategy = CliRunner().invoke(_app(), args)
+    assert other_strategy.exit_code == 2
+    assert "resolved_strategy: 'portfolio' -> 'repair'" in other_strategy.output
+
+    monkeypatch.setenv("SORRYLESS_PROVER_DEFAULT_STRATEGY", "portfolio")
+    monkeypatch.setenv("SORRYLESS_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # never called: refused first
+    monkeypatch.setenv("SORRYLESS_LLM_MODEL", "another-model")
+    other_model = CliRunner().invoke(_app(), args)
+    assert other_model.exit_code == 2
+    assert "llm_model: None -> 'another-model'" in other_model.output
+    assert "resolved_strategy" not in other_model.output
+    samples = [x for x in read_log(out / LOG_NAME) if isinstance(x, SampleLine)]
+    assert len(samples) == 1  # nothing ran under the other settings

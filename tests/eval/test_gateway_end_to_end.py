@@ -17,6 +17,7 @@ from prover.eval.gateway import GatewayProver
 from prover.eval.report import build_report
 from prover.eval.run import EvalRun
 from prover.eval.runlog import LOG_NAME, SampleLine, read_log
+from prover.memory import ProofMemory
 from sorryless.config import Settings
 from tests.eval.helpers import minif2f_portfolio_job
 
@@ -61,6 +62,11 @@ async def test_eval_through_the_gateway(
         if s.solved:
             assert s.certificate is not None and s.certificate.passed
             assert s.certificate.environment.backend == "repl"
-    metrics = build_report(out).metrics
+    report = build_report(out)
+    metrics = report.metrics
     assert metrics.pass_at[1] == pytest.approx(0.5)
     assert metrics.environment_seen.backends.get("repl", 0) >= 1
+    # independent samples: the jobs were sent memory=false, so the worker recorded no proof
+    assert ProofMemory.from_settings(settings).records == []
+    assert report.memory.startswith("off: gateway prove jobs sent with memory=false")
+    assert metrics.complete and metrics.complete_problems == 2

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from prover.eval.errors import RunConfigMismatch
+from prover.eval.export import export_records
+from prover.eval.metrics import compute_metrics
 from prover.eval.run import EvalRun
 from prover.eval.runlog import LOG_NAME, AttemptLine, RunLine, SampleLine, finished_pairs, read_log
 from prover.types import Budget
@@ -131,3 +133,71 @@ async def test_concurrency_is_bounded(tmp_path: Path) -> None:
 
     await EvalRun(make_job(tmp_path, PROBLEMS, n=2, ks=[1], concurrency=3), Slow(_script(2))).run()
     assert peak == 3
+
+
+def _attempt_lines(out: Path) -> list[AttemptLine]:
+    return [x for x in read_log(out / LOG_NAME) if isinstance(x, AttemptLine)]
+
+
+async def test_attempt_lines_are_written_as_they_happen_and_an_interrupted_sample_is_not_counted_twice(
+    tmp_path: Path,
+) -> None:
+    job = make_job(tmp_path, PROBLEMS[1:2], n=1, ks=[1], concurrency=1)  # p1: never solved, 3 attempts
+    paused = ScriptedProver(_script(1), pause_at=2)
+    task = asyncio.create_task(EvalRun(job, paused).run())
+    for _ in range(500):  # the two reported attempts reach the log while the third waits
+        if len(_attempt_lines(tmp_path)) >= 2 or task.done():
+            break
+        await asyncio.sleep(0.01)
+    # two attempts are in the log, complete, while the sample is still running
+    live = _attempt_lines(tmp_path)
+    assert [a.attempt.index for a in live] == [0, 1] and not _sample_lines(tmp_path)
+    for a in live:
+        assert a.attempt.candidate is not None and "norm_num -- " in a.attempt.candidate
+        assert a.attempt.certificate is not None and a.attempt.certificate.verdict == "LEAN_ERROR"
+        assert a.attempt.verdict == "LEAN_ERROR" and a.attempt.round == a.attempt.index
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    await EvalRun(job, ScriptedProver(_script(1))).run()  # the sample runs again, from scratch
+    lines = _attempt_lines(tmp_path)
+    (sample,) = _sample_lines(tmp_path)
+    assert len(lines) == 2 + 3
+    assert [a.attempt.index for a in lines if a.uid == sample.uid] == [0, 1, 2]
+    metrics = compute_metrics(read_log(tmp_path / LOG_NAME), [1])
+    assert metrics.verdicts == {"LEAN_ERROR": 3}  # the interrupted try's two attempts are not counted
+    assert metrics.orphan_attempts == 2
+    assert metrics.budget_total.attempts == 3
+    (trajectory,) = [r for r in export_records(tmp_path) if r["kind"] == "trajectory"]
+    assert [step["index"] for step in trajectory["steps"]] == [0, 1, 2]
+
+
+async def test_concurrent_samples_of_one_problem_keep_their_own_checks(tmp_path: Path) -> None:
+    # p0's sample 0 passes at attempt 0, sample 1 never: the same snippet id "p0#0" is checked
+    # by both at once, with different answers
+    script = Script(solve_at={("p0", 0): 0, ("p0", 1): None})
+    await EvalRun(make_job(tmp_path, PROBLEMS[:1], n=2, ks=[1], concurrency=2), ScriptedProver(script)).run()
+    samples = {s.uid: s for s in _sample_lines(tmp_path)}
+    lines = _attempt_lines(tmp_path)
+    assert len(lines) == 1 + 3  # each attempt once: the live line was already complete
+    for a in lines:
+        assert a.attempt.certificate is not None
+        assert a.attempt.certificate.verdict == a.attempt.verdict
+        assert (a.attempt.verdict == "PASS") == (samples[a.uid].solved and a.attempt.index == 0)
+
+
+async def test_attempts_the_events_could_not_complete_are_written_when_the_sample_ends(
+    tmp_path: Path,
+) -> None:
+    # a prover whose checks the eval cannot see: the live lines lack candidate and certificate,
+    # the sample's end adds the full records, and readers keep one line per attempt
+    prover = ScriptedProver(_script(2), checker=None)
+    await EvalRun(make_job(tmp_path, PROBLEMS[:2], n=2, ks=[1]), prover).run()
+    lines = _attempt_lines(tmp_path)
+    expected = 2 * 2 + 2 * 3  # p0 solved at the 2nd attempt, p1 never (3 attempts)
+    assert len(lines) == 2 * expected
+    assert sum(1 for a in lines if a.attempt.candidate is None) == expected  # the live ones
+    metrics = compute_metrics(read_log(tmp_path / LOG_NAME), [1])
+    assert sum(metrics.verdicts.values()) == expected and metrics.verdicts["PASS"] == 2
+    assert metrics.orphan_attempts == 0

@@ -23,7 +23,10 @@ Knobs (attributes of :class:`FakeLLMScript`, changeable while serving): ``replie
 of texts / :class:`ToolCall` given out one per choice in order, cycling; or a callable
 ``request body -> list of replies``), ``delay_s`` (before answering), ``chunk_delay_s``
 (between streamed chunks), ``fail_next(count, status)`` (the next calls answer that status
-with an OpenAI error body; 429 carries ``Retry-After``), ``healthy``, ``model``.
+with an OpenAI error body; 429 carries ``Retry-After``), ``healthy``, ``model``,
+``max_choices`` (serve at most that many choices per request whatever ``n`` asks, like
+llama-cpp-python which serves one), ``abort_supported`` (False: ``/abort_request`` answers 404)
+and ``health_generate_supported`` (False: ``/health_generate`` answers 404).
 Every request is recorded (:class:`RecordedRequest`: path, JSON body including ``rid`` and
 ``extra_body`` fields, headers).
 """
@@ -86,6 +89,9 @@ class FakeLLMScript:
     delay_s: float = 0.0
     chunk_delay_s: float = 0.0
     healthy: bool = True
+    max_choices: int | None = None
+    abort_supported: bool = True
+    health_generate_supported: bool = True
     requests: list[RecordedRequest] = field(default_factory=list)
     aborted_rids: list[str] = field(default_factory=list)
     url: str | None = None
@@ -224,6 +230,8 @@ def create_fake_llm(script: FakeLLMScript) -> FastAPI:
 
     def _choices(body: Json, chat: bool) -> list[_Choice]:
         n = int(body.get("n") or 1)
+        if script.max_choices is not None:
+            n = min(n, script.max_choices)
         prompts = body.get("prompt") if not chat else None
         if isinstance(prompts, list) and prompts and all(isinstance(p, str) for p in prompts):
             n *= len(prompts)
@@ -388,11 +396,15 @@ def create_fake_llm(script: FakeLLMScript) -> FastAPI:
 
     @app.get("/health_generate")
     async def health_generate() -> Response:
+        if not script.health_generate_supported:
+            return Response(status_code=404)
         return Response(status_code=200 if script.healthy else 503)
 
     @app.post("/abort_request")
     async def abort_request(request: Request) -> Response:
         body = await _record(request)
+        if not script.abort_supported:
+            return Response(status_code=404)
         targets = list(script._abort_events) if body.get("abort_all") else [str(body.get("rid"))]
         for rid in targets:
             script.aborted_rids.append(rid)

@@ -48,3 +48,39 @@ def test_the_drawing_names_exactly_the_documented_classes() -> None:
     tree = doc[doc.index("SorrylessError\n") :]
     drawn = set(re.findall(r"\b[A-Z][A-Za-z]*(?:Error|Full|Unavailable|Failed|Gone|Network)\b", tree))
     assert drawn - {"SorrylessError"} == set(DOCUMENTED)
+
+
+def test_infrastructure_failures_are_told_from_the_requests_fault() -> None:
+    """What a worker retries and an eval resume re-runs: an unreachable, slow or garbling LLM and
+    any Lean failure; never a rejected request or an unknown strategy/profile."""
+    from lean_server.checker import BacklogFull, CheckerUnavailable, LeanError
+    from prover.errors import (
+        LLMBadRequest,
+        LLMError,
+        LLMProtocolError,
+        LLMTimeout,
+        LLMUnavailable,
+        ProfileNotFound,
+        StrategyUnavailable,
+        TargetNotFound,
+        is_infrastructure_failure,
+    )
+
+    retried = [
+        LLMError("x"),
+        LLMTimeout("x"),
+        LLMUnavailable("x"),
+        LLMProtocolError("x"),
+        LeanError("x"),
+        BacklogFull(1.0),
+        CheckerUnavailable("x"),
+    ]
+    not_retried = [
+        LLMBadRequest("x"),
+        StrategyUnavailable("x"),
+        ProfileNotFound("x"),
+        TargetNotFound("x"),
+        ValueError("x"),
+    ]
+    assert [is_infrastructure_failure(e) for e in retried] == [True] * len(retried)
+    assert [is_infrastructure_failure(e) for e in not_retried] == [False] * len(not_retried)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,15 @@ from sorryless.setup_lean import LeanInstaller, SetupError, StepFailed, register
 REPO = Path(__file__).resolve().parents[2]
 MATHLIB_SHA = "a" * 40
 REPL_SHA = "b" * 40
+
+
+@pytest.fixture(autouse=True)
+def _no_lean_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installer tests describe their own Lean settings: a machine's SORRYLESS_LEAN_* (set for
+    the `lean`-marked tests) must not leak into them (the CLI tests build Settings from the env)."""
+    if request.node.get_closest_marker("lean") is None:
+        for name in ("SORRYLESS_LEAN_PROJECT", "SORRYLESS_LEAN_REPL_CMD", "SORRYLESS_LEAN_BIN"):
+            monkeypatch.delenv(name, raising=False)
 
 
 def _closed_port() -> int:
@@ -325,3 +337,118 @@ def test_a_foreign_project_is_never_replaced(tmp_path: Path) -> None:
         installer.install()
     assert (mine / "lakefile.toml").read_text() == 'name = "Mine"\n'
     assert runner.calls == []
+
+
+@pytest.fixture
+def answering_url() -> Iterator[str]:
+    """A local HTTP server answering 200 (the network probe succeeds)."""
+
+    class _Ok(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_file_system_error_is_a_clean_message_and_exit_1(tmp_path: Path, answering_url: str) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the data directory should go\n")
+    code = "from sorryless.setup_lean import register; import typer; app = typer.Typer(); register(app)\n"
+    code += "@app.callback()\ndef _r() -> None: pass\napp()"
+    env = {
+        **os.environ,
+        "SORRYLESS_DATA_DIR": str(blocker / "data"),
+        "SORRYLESS_ELAN_HOME": str(tmp_path / "elan"),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "setup-lean", "--probe-url", answering_url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+        cwd=REPO,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert "setup-lean failed" in output and "file system error" in output
+    assert "Traceback" not in output
+    assert blocker.read_text().startswith("a file")
+
+
+def test_an_os_error_from_the_installer_is_a_setup_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    settings = _settings(tmp_path).model_copy(update={"data_dir": blocker / "data"})
+    installer, _ = _installer(settings, FakeRunner())
+    with pytest.raises(SetupError, match="file system error"):
+        installer.install()
+
+
+@pytest.mark.parametrize("failing", ["second_move", "lock_write"])
+def test_a_failed_swap_puts_the_previous_install_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    settings = _settings(tmp_path)
+    good = _installer(settings, FakeRunner())[0].install()
+    old_lakefile = (settings.lean_project_dir / "lakefile.toml").read_text()
+    (good.repl_bin.parent / "marker").write_text("the previous REPL build")
+    bumped = settings.model_copy(update={"mathlib_rev": "v9.9.9"})
+    installer, _ = _installer(bumped, FakeRunner())
+    if failing == "second_move":
+        real_move = shutil.move
+        moves: list[str] = []
+
+        def move(src: str, dst: str) -> Any:
+            moves.append(dst)
+            if len(moves) == 2:
+                raise OSError(28, "No space left on device", dst)
+            return real_move(src, dst)
+
+        monkeypatch.setattr("sorryless.setup_lean.shutil.move", move)
+    else:
+
+        def no_lock(settings: Settings, lock: LeanLock) -> Path:
+            raise OSError(28, "No space left on device", str(settings.lean_lock_file))
+
+        monkeypatch.setattr("sorryless.setup_lean.write_lock", no_lock)
+    with pytest.raises(SetupError, match="No space left on device"):
+        installer.install()
+    assert read_lock(settings) == good
+    assert (settings.lean_project_dir / "lakefile.toml").read_text() == old_lakefile
+    assert (good.repl_bin.parent / "marker").read_text() == "the previous REPL build"
+    assert sorted(p.name for p in settings.lean_dir.iterdir()) == [
+        "project",
+        "repl",
+        "sorryless-lean.lock.json",
+    ]
+
+
+def test_the_lean_marker_runs_only_when_the_project_holds_a_built_repl(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import _lean_project_reason
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.setenv("SORRYLESS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SORRYLESS_ELAN_HOME", str(tmp_path / "elan"))
+    bare = tmp_path / "bare-project"
+    bare.mkdir()
+    monkeypatch.setenv("SORRYLESS_LEAN_PROJECT", str(bare))
+    reason = _lean_project_reason()
+    assert reason is not None and "holds no built REPL" in reason and NO_TOOLCHAIN_REASON in reason
+
+    settings = _settings(tmp_path)
+    _installer(settings, FakeRunner())[0].install()  # a lock whose REPL and project files exist
+    monkeypatch.setenv("SORRYLESS_LEAN_PROJECT", str(settings.lean_project_dir))
+    assert _lean_project_reason() is None

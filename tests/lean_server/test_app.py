@@ -69,6 +69,23 @@ async def test_non_streaming_returns_results_in_request_order(settings: Settings
         (orjson.dumps({"snippets": [{"id": "a", "code": "   "}]}), 422, "empty"),
         (orjson.dumps({"snippets": [{"id": "a", "code": "x"}, {"id": "a", "code": "y"}]}), 422, "unique"),
         (orjson.dumps({"snippets": [{"id": "a", "code": "x"}], "priority": "urgent"}), 422, "priority"),
+        (
+            orjson.dumps({"snippets": [{"id": "a", "code": "x", "policy": "bogus"}]}),
+            422,
+            "unknown policy 'bogus'",
+        ),
+        (
+            orjson.dumps(
+                {"snippets": [{"id": "a", "code": "x", "policy_overrides": {"allow_sorry": "maybe"}}]}
+            ),
+            422,
+            "allow_sorry",
+        ),
+        (
+            orjson.dumps({"snippets": [{"id": "a", "code": "x", "policy_overrides": {"colour": 1}}]}),
+            422,
+            "colour",
+        ),
         (orjson.dumps({"snippets": [{"id": "a", "code": "x" * 5000}]}), 413, "bytes"),
     ],
 )
@@ -149,9 +166,11 @@ async def test_health_is_503_with_a_reason_without_a_backend(settings: Settings,
     body = response.json()
     assert body["status"] == "unavailable"
     assert body["reason"]
-    assert check.status_code in (200, 503)
-    if check.status_code == 200:
-        assert check.json()["results"][0]["verdict"] == "INFRA_ERROR"
+    # A check is still answered per snippet (never lost): an INFRA_ERROR saying why.
+    assert check.status_code == 200, check.text
+    result = check.json()["results"][0]
+    assert result["verdict"] == "INFRA_ERROR"
+    assert any("cannot start the REPL" in reason for reason in result["reasons"]), result["reasons"]
 
 
 async def test_metrics_exposition_names_every_metric(settings: Settings) -> None:

@@ -73,6 +73,7 @@ class FullBacklogService:
         priority: Priority,
         infotree: str | None = None,
         reservation: Any = None,
+        use_cache: bool = False,
     ) -> RawAnswer:
         raise BacklogFull(self.retry_after)
 

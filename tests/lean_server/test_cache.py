@@ -111,3 +111,47 @@ async def test_redis_down_degrades_to_lru_only(settings: Settings, repl_log: Pat
     assert first.verdict is Verdict.PASS and not first.cached
     assert second.cached
     assert errors >= 1
+
+
+async def test_in_batch_copies_of_a_timeout_are_not_marked_cached(settings: Settings, repl_log: Path) -> None:
+    service = LeanService(tuned(settings), trust_hooks=False)
+    code = "theorem h : True := by\n  FAKE:hang\n"
+    try:
+        certs = await check_all(service, [Snippet(id=f"t{i}", code=code, timeout_s=0.2) for i in range(2)])
+    finally:
+        await service.aclose()
+    assert {c.verdict for c in certs.values()} == {Verdict.TIMEOUT}
+    assert not any(c.cached for c in certs.values())  # the cache never stores a TIMEOUT
+    assert len(body_requests(read_log(repl_log))) == 1  # still checked once
+
+
+async def test_in_batch_dedup_keeps_different_deadlines_apart(settings: Settings, repl_log: Path) -> None:
+    service = LeanService(tuned(settings), trust_hooks=False)
+    code = "theorem w : True := by\n  FAKE:slow=400\n  trivial\n"
+    try:
+        certs = await check_all(
+            service,
+            [
+                Snippet(id="short", code=code, timeout_s=0.1),
+                Snippet(id="long", code=code, timeout_s=5.0),
+                Snippet(id="long-again", code=code, timeout_s=5.0),
+            ],
+        )
+        kills = service.stats().kills
+    finally:
+        await service.aclose()
+    assert certs["short"].verdict is Verdict.TIMEOUT
+    assert certs["long"].verdict is Verdict.PASS and certs["long-again"].verdict is Verdict.PASS
+    assert certs["long-again"].cached != certs["long"].cached  # one checked, one copy
+    assert len(body_requests(read_log(repl_log))) == 1  # the long pair ran once (the short one was killed)
+    assert kills.get("timeout") == 1
+
+
+async def test_use_cache_false_gets_a_check_of_its_own_in_a_batch(settings: Settings, repl_log: Path) -> None:
+    service = LeanService(tuned(settings), trust_hooks=False)
+    try:
+        certs = await check_all(service, [Snippet(id=f"n{i}", code=CODE, use_cache=False) for i in range(2)])
+    finally:
+        await service.aclose()
+    assert all(c.verdict is Verdict.PASS and not c.cached for c in certs.values())
+    assert len(body_requests(read_log(repl_log))) == 2

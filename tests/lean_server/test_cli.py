@@ -101,3 +101,10 @@ def test_stub_is_enforced(cli: typer.Typer, tmp_path: Path) -> None:
     cert = Certificate.model_validate(json.loads(bad.stdout))
     assert cert.verdict is not Verdict.PASS
     assert cert.statement_hash is not None  # the stub was sent along
+
+
+def test_an_unknown_policy_exits_2_with_a_clear_message(cli: typer.Typer, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", "--policy", "bogus", str(_file(tmp_path, "good.lean", GOOD))])
+    assert result.exit_code == EXIT_BAD_INPUT, result.output
+    assert "invalid --policy" in result.output and "'bogus'" in result.output
+    assert "Traceback" not in result.output

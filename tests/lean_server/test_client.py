@@ -182,3 +182,23 @@ async def test_a_client_that_goes_away_frees_its_repl(settings: Settings) -> Non
     assert after.status_code == 200 and "response" in after.json()["results"][0]
     assert elapsed < 5.0, f"the abandoned check still held the only REPL ({elapsed:.1f} s)"
     assert 'sorryless_lean_http_requests_total{route="api_check",status="499"} 1.0' in metrics
+
+
+async def test_a_line_that_is_not_a_certificate_is_a_lean_error(settings: Settings) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/health":
+            return httpx.Response(502, content=b"<html>bad gateway</html>")
+        body = b'{"id": "a", "verdict": "MAYBE"}\n'
+        return httpx.Response(200, content=body, headers={"content-type": "application/x-ndjson"})
+
+    client = LeanServerClient(
+        settings.model_copy(update={"lean_server_url": "http://lean-server"}),
+        transport=httpx.MockTransport(answer),
+    )
+    try:
+        with pytest.raises(LeanError, match="not a certificate"):
+            await check_one(client, Snippet(id="a", code=GOOD))
+        health = await client.health()  # a body that is not JSON at all
+    finally:
+        await client.aclose()
+    assert health["status"] == "unavailable"

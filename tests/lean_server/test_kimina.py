@@ -236,3 +236,59 @@ async def test_infotree_is_passed_to_the_repl_request(
     bodies = [json.loads(line)["request"] for line in log.read_text().splitlines()]
     bodies = [b for b in bodies if "env" in b]
     assert [b.get("infotree") for b in bodies] == ["tactics", None]
+
+
+def _without_time(response: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in response.items() if k not in ("time", "env")}
+
+
+def _body_requests(log: Path) -> list[dict[str, Any]]:
+    if not log.exists():
+        return []
+    return [r for r in (json.loads(line)["request"] for line in log.read_text().splitlines()) if "env" in r]
+
+
+async def test_verify_uses_the_result_cache_and_dedups_unless_disable_cache(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "repl.log"
+    monkeypatch.setenv("FAKE_REPL_LOG", str(log))
+    code = "theorem cached_once : 3 = 3 := rfl"
+    twice = {"codes": [{"custom_id": "a", "proof": code}, {"custom_id": "b", "proof": code}]}
+    async with served(small_pool(settings)) as (app, client):
+        first = await client.post("/verify", json=twice)
+        after_first = len(_body_requests(log))
+        again = await client.post("/verify", json={"codes": [{"custom_id": "c", "proof": code}]})
+        after_again = len(_body_requests(log))
+        fresh = await client.post("/verify", json={**twice, "disable_cache": True})
+        after_fresh = len(_body_requests(log))
+        hits = app.state.service.cache.hits
+    assert after_first == 1  # the duplicate ran once
+    assert after_again == 1  # answered from the cache
+    assert after_fresh == 3  # disable_cache: both ran
+    assert hits >= 1
+    for response in (first, again, fresh):
+        assert response.status_code == 200
+        for item in response.json()["results"]:
+            assert list(item) == ["custom_id", "error", "response"]  # Kimina's exact shape
+            assert item["error"] is None and isinstance(item["response"]["time"], float)
+            assert _without_time(item["response"]) == _without_time(first.json()["results"][0]["response"])
+
+
+async def test_verify_never_caches_an_error(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "repl.log"
+    monkeypatch.setenv("FAKE_REPL_LOG", str(log))
+    body = {
+        "codes": [{"custom_id": "h", "proof": "theorem h : True := by\n  FAKE:slow=3000\n  trivial"}],
+        "timeout": 0.2,
+    }
+    async with served(small_pool(settings)) as (app, client):
+        first = await client.post("/verify", json=body)
+        second = await client.post("/verify", json=body)
+        kills = app.state.service.stats().kills
+    assert kills.get("timeout") == 2  # the second request ran again
+    for response in (first, second):
+        item = response.json()["results"][0]
+        assert "timed out" in item["error"]

@@ -77,6 +77,7 @@ async def test_kernel_type_mismatch_is_a_lean_error_with_its_position(core_setti
     error = next(m for m in cert.messages if m.severity == "error")
     assert "Type mismatch" in error.data
     assert error.category == "type_mismatch"
+    assert error.kind  # `lean --json`'s kind tag is kept
     last_line = WRONG.count("\n")
     assert error.pos is not None and error.pos.line == last_line and error.pos.column > 0
 

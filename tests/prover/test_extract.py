@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
-from prover.extract import extract, fenced_blocks, kimina_block, last_lean_block, strip_think
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lean_server.policy import Policy
+from lean_server.trust import audit
+from prover.errors import ProverError, TargetNotFound
+from prover.extract import (
+    extract,
+    fenced_blocks,
+    kimina_block,
+    last_lean_block,
+    split_target,
+    strip_think,
+)
 from prover.lean_text import normalize_ws, split_stub
 from tests.prover.conftest import HEADER, STUB, lean_reply
+
+
+def lean_block(code: str) -> str:
+    return f"```lean4\n{code}\n```"
 
 
 def test_last_lean_block_wins_and_think_is_dropped() -> None:
@@ -95,3 +116,152 @@ def test_closing_fence_glued_to_the_last_code_line() -> None:
     cand = extract(text, STUB)
     assert cand is not None and "`" not in cand.code
     assert cand.code.rstrip().endswith("omega")
+
+
+# ---- PutnamBench answer slots and ProofNet data targets (real benchmark records) ----------------
+def _benchmark(shared_dir: Path, name: str) -> list[dict[str, Any]]:
+    with (shared_dir / "benchmarks" / f"{name}.jsonl").open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _filled_reply(record: dict[str, Any], proof: str = "by\n  simp") -> str:
+    """A model answer that restates the whole PutnamBench file with its answer slot filled."""
+    preamble = record["preamble"]
+    for answer in record["answer_formal"]:
+        slot = re.compile(rf"(abbrev {re.escape(answer['name'])}\b[^\n]*?:=)\s*sorry")
+        match = slot.search(preamble)
+        assert match is not None, record["id"]
+        preamble = f"{preamble[: match.start()]}{match.group(1)} {answer['answer']}{preamble[match.end() :]}"
+    statement = record["formal_statement"]
+    assert statement.rstrip().endswith("by sorry")
+    statement = statement.rstrip()[: -len("by sorry")] + proof
+    return f"Here it is.\n```lean4\n{record['header']}{preamble}\n{statement}\n```\n"
+
+
+def _answer_records(shared_dir: Path) -> list[dict[str, Any]]:
+    return [r for r in _benchmark(shared_dir, "putnambench") if r["requires_answer"]]
+
+
+def test_putnam_answer_slots_are_replaced_not_appended(shared_dir: Path) -> None:
+    """All 346 PutnamBench problems with an answer slot: the model's filled `abbrev …_solution`
+    replaces the stub's `:= sorry` one, and the audit accepts the candidate."""
+    records = _answer_records(shared_dir)
+    assert len(records) == 346
+    rejected: list[tuple[str, list[str]]] = []
+    for r in records:
+        cand = extract(_filled_reply(r), r["lean4_code"])
+        assert cand is not None, r["id"]
+        name = r["answer_formal"][0]["name"]
+        assert len(re.findall(rf"\babbrev {re.escape(name)}\b", cand.code)) == 1, r["id"]
+        assert r["answer_formal"][0]["answer"] in cand.code
+        assert name not in cand.helpers
+        report = audit(r["lean4_code"], cand.code, Policy())
+        if not report.ok:
+            rejected.append((r["id"], [v.rule for v in report.violations]))
+    assert rejected == []
+
+
+def test_putnam_changed_answer_type_is_spliced_and_caught(shared_dir: Path) -> None:
+    record = next(r for r in _answer_records(shared_dir) if r["id"] == "putnam_1962_a5")
+    reply = _filled_reply(record).replace(
+        "abbrev putnam_1962_a5_solution : ℕ → ℕ :=", "abbrev putnam_1962_a5_solution : ℕ → ℤ :="
+    )
+    cand = extract(reply, record["lean4_code"])
+    assert cand is not None and "putnam_1962_a5_solution : ℕ → ℤ" in cand.code
+    rules = {v.rule for v in audit(record["lean4_code"], cand.code, Policy()).violations}
+    assert "prerequisite_changed" in rules
+    assert "duplicate_declaration" not in rules
+
+
+def test_putnam_other_prerequisites_may_not_change(shared_dir: Path) -> None:
+    """Only the answer slot is replaced: a changed `def f` of the preamble stays a second `f`."""
+    record = next(r for r in _answer_records(shared_dir) if r["id"] == "putnam_2025_a5")
+    reply = _filled_reply(record).replace(
+        "def f (n : ℕ) (s : Fin n → ℤˣ) : ℕ :=", "def f (n : ℕ) (s : Fin n → ℤˣ) : ℕ := 0\ndef g : ℕ :="
+    )
+    cand = extract(reply, record["lean4_code"])
+    assert cand is not None
+    assert record["preamble"].split("def f", 1)[1] in cand.code  # the stub's own `def f` is kept
+    report = audit(record["lean4_code"], cand.code, Policy())
+    assert not report.ok
+    assert {"duplicate_declaration", "prerequisite_changed"} & {v.rule for v in report.violations}
+
+
+def test_putnam_unfilled_slot_still_fails_as_sorry(shared_dir: Path) -> None:
+    record = _answer_records(shared_dir)[0]
+    cand = extract(
+        lean_block(record["formal_statement"].replace("by sorry", "by\n  simp")), record["lean4_code"]
+    )
+    assert cand is not None
+    report = audit(record["lean4_code"], cand.code, Policy())
+    assert [v.rule for v in report.violations] == ["sorry"]
+
+
+def _def_records(shared_dir: Path) -> list[dict[str, Any]]:
+    return [r for r in _benchmark(shared_dir, "proofnet") if r["decl_kind"] == "def"]
+
+
+def test_proofnet_def_targets_are_split_and_spliced(shared_dir: Path) -> None:
+    """The 14 ProofNet `def … : CommGroup G := by sorry` items: split, re-spliced, accepted."""
+    records = _def_records(shared_dir)
+    assert len(records) == 14
+    for r in records:
+        parts = split_target(r["lean4_code"])
+        name = r["name_in_source"]
+        assert parts.name == name, r["id"]
+        assert parts.head.rstrip().endswith(":=") and "def " + name in parts.head
+        assert parts.prefix == r["header"]
+        whole = extract(
+            lean_block(r["formal_statement"].replace("by sorry", "by\n  exact inferInstance")),
+            r["lean4_code"],
+        )
+        tactics = extract(lean_block("exact inferInstance"), r["lean4_code"])
+        for cand in (whole, tactics):
+            assert cand is not None, r["id"]
+            assert cand.code.startswith(r["header"] + parts.head)
+            assert cand.body.strip() == "by\n  exact inferInstance"
+            assert audit(r["lean4_code"], cand.code, Policy()).ok, r["id"]
+
+
+def test_def_target_restated_as_theorem_keeps_the_original_def(shared_dir: Path) -> None:
+    record = _def_records(shared_dir)[0]
+    reply = lean_block(
+        "theorem helper : 1 = 1 := rfl\n\n"
+        + record["formal_statement"]
+        .replace("def ", "theorem ", 1)
+        .replace("by sorry", "by\n  exact inferInstance")
+    )
+    cand = extract(reply, record["lean4_code"])
+    assert cand is not None
+    assert "def " + record["name_in_source"] in cand.code
+    assert "theorem " + record["name_in_source"] not in cand.code
+    assert cand.helpers == "theorem helper : 1 = 1 := rfl"
+
+
+def test_statement_without_target_is_a_typed_error() -> None:
+    with pytest.raises(TargetNotFound, match="nothing to prove") as info:
+        split_target("import Mathlib\n\ndef two : ℕ := 2\n")
+    assert isinstance(info.value, ProverError) and isinstance(info.value, ValueError)
+    with pytest.raises(TargetNotFound, match="`missing`"):
+        extract(lean_block("simp"), STUB, target="missing")
+
+
+def test_answer_helpers_written_before_the_slot_move_with_it(shared_dir: Path) -> None:
+    """An auxiliary `def` the model's answer uses stays in front of the filled slot."""
+    record = next(r for r in _answer_records(shared_dir) if r["id"] == "putnam_1962_a5")
+    reply = _filled_reply(record).replace(
+        "abbrev putnam_1962_a5_solution : ℕ → ℕ := fun n : ℕ => n * (n + 1) * 2^(n - 2)",
+        "def closed_form (n : ℕ) : ℕ := n * (n + 1) * 2 ^ (n - 2)\n\n"
+        "abbrev putnam_1962_a5_solution : ℕ → ℕ := closed_form\n\n"
+        "lemma closed_form_two : closed_form 2 = 6 := by\n  rfl",
+    )
+    cand = extract(reply, record["lean4_code"])
+    assert cand is not None
+    code = cand.code
+    assert (
+        code.index("def closed_form")
+        < code.index("abbrev putnam_1962_a5_solution")
+        < code.index("lemma closed_form_two")
+    )
+    assert cand.helpers.startswith("lemma closed_form_two")
+    assert audit(record["lean4_code"], code, Policy()).ok

@@ -1,28 +1,31 @@
 """Extraction on real prover outputs (../shared/fixtures/prover_outputs_dev.jsonl).
 
-For every passing record with `model_raw_output`, the profile of its model (non-CoT continuation
-prompt) must extract the recorded `proof` once the MiniF2F statement is re-spliced (whitespace
-normalised). Records where this cannot hold are listed with the reason.
+For every passing record with `model_raw_output`, the profile the PRODUCT picks for its model
+(`prover.profiles.profile_for_model`, i.e. MODEL_PROFILES) must extract the recorded `proof` once
+the MiniF2F statement is re-spliced (whitespace normalised). These outputs are non-CoT
+continuations; the CoT profiles recognise that shape (`looks_like_continuation`). Records where
+this cannot hold are listed below with the reason.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from prover.lean_text import normalize_ws, strip_comments
-from prover.profiles import get_profile
+from prover.profiles import MODEL_PROFILES, profile_for_model
 
-MODEL_PROFILE = {
-    "AI-MO/Kimina-Prover-Preview-Distill-7B": "kimina-noncot",
-    "Goedel-LM/Goedel-Prover-SFT": "goedel-sft",
-    "deepseek-ai/DeepSeek-Prover-V2-7B": "deepseek-v2",
-}
-# The recorded `proof` is a comment-stripped formatting variant of the raw output: equal once
-# comments are removed from both sides.
+FIXTURE_MODELS = (
+    "AI-MO/Kimina-Prover-Preview-Distill-7B",
+    "Goedel-LM/Goedel-Prover-SFT",
+    "deepseek-ai/DeepSeek-Prover-V2-7B",
+)
+# The recorded `proof` is a comment-stripped formatting variant of the raw output (the source kept
+# the variant that compiled): equal once comments are removed from both sides.
 COMMENTS_STRIPPED_IN_SOURCE = {
     "nof_mathd_algebra_171_Kimina-Prover-Preview-Distill-7B_2",
     "nof_mathd_algebra_171_Kimina-Prover-Preview-Distill-7B_3",
@@ -39,6 +42,13 @@ PROOF_NOT_FROM_RAW_OUTPUT = {
     "nof_mathd_algebra_346_Kimina-Prover-Preview-Distill-7B_1",
     "nof_mathd_algebra_346_Kimina-Prover-Preview-Distill-7B_3",
 }
+EXCEPTIONS = COMMENTS_STRIPPED_IN_SOURCE | PROOF_NOT_FROM_RAW_OUTPUT
+# how many passing records with a raw output each model has in the fixture
+RECORDS_PER_MODEL = {
+    "AI-MO/Kimina-Prover-Preview-Distill-7B": 92,
+    "Goedel-LM/Goedel-Prover-SFT": 117,
+    "deepseek-ai/DeepSeek-Prover-V2-7B": 114,
+}
 
 
 def _records(shared_dir: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
@@ -51,39 +61,49 @@ def _records(shared_dir: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str
     return [r for r in records if r.get("verified") and r.get("model_raw_output")], bench
 
 
+def _extracted(rec: dict[str, Any], bench: dict[str, dict[str, Any]]) -> str | None:
+    row = bench[rec["problem_id"]]
+    cand = profile_for_model(rec["model"]).extract(
+        rec["model_raw_output"], row["header"] + row["formal_statement"]
+    )
+    return None if cand is None else cand.code
+
+
+def test_the_product_knows_every_fixture_model(shared_dir: Path) -> None:
+    passing, _ = _records(shared_dir)
+    assert Counter(r["model"] for r in passing) == RECORDS_PER_MODEL
+    for model in FIXTURE_MODELS:
+        assert model in MODEL_PROFILES
+        assert profile_for_model(model).name != "generic"
+
+
 def test_every_passing_raw_output_extracts_the_recorded_proof(shared_dir: Path) -> None:
     passing, bench = _records(shared_dir)
     assert len(passing) == 323
-    exact, mismatched = 0, []
+    wrong: list[str] = []
     for rec in passing:
-        row = bench[rec["problem_id"]]
-        stub = row["header"] + row["formal_statement"]
-        cand = get_profile(MODEL_PROFILE[rec["model"]]).extract(rec["model_raw_output"], stub)
-        assert cand is not None, rec["id"]
-        if normalize_ws(cand.code) == normalize_ws(rec["proof"]):
-            exact += 1
-            assert rec["id"] not in COMMENTS_STRIPPED_IN_SOURCE | PROOF_NOT_FROM_RAW_OUTPUT
-            continue
-        mismatched.append(rec["id"])
+        code = _extracted(rec, bench)
+        assert code is not None, rec["id"]
+        exact = normalize_ws(code) == normalize_ws(rec["proof"])
         if rec["id"] in COMMENTS_STRIPPED_IN_SOURCE:
-            assert normalize_ws(strip_comments(cand.code)) == normalize_ws(strip_comments(rec["proof"])), rec[
-                "id"
-            ]
-        else:
-            assert rec["id"] in PROOF_NOT_FROM_RAW_OUTPUT, f"unexpected mismatch: {rec['id']}"
-    assert set(mismatched) == COMMENTS_STRIPPED_IN_SOURCE | PROOF_NOT_FROM_RAW_OUTPUT
-    assert exact == 323 - len(mismatched)
+            assert not exact, f"{rec['id']} now matches exactly: drop it from the exceptions"
+            assert normalize_ws(strip_comments(code)) == normalize_ws(strip_comments(rec["proof"])), rec["id"]
+        elif rec["id"] in PROOF_NOT_FROM_RAW_OUTPUT:
+            assert not exact, f"{rec['id']} now matches exactly: drop it from the exceptions"
+        elif not exact:
+            wrong.append(rec["id"])
+    assert wrong == []
+    assert {r["id"] for r in passing} >= EXCEPTIONS  # no stale exception
 
 
-@pytest.mark.parametrize("model", sorted(MODEL_PROFILE))
-def test_each_model_has_exact_matches(shared_dir: Path, model: str) -> None:
+@pytest.mark.parametrize("model", FIXTURE_MODELS)
+def test_each_model_misses_exactly_its_listed_exceptions(shared_dir: Path, model: str) -> None:
     passing, bench = _records(shared_dir)
     recs = [r for r in passing if r["model"] == model]
-    assert recs
-    profile = get_profile(MODEL_PROFILE[model])
-    ok = 0
-    for rec in recs:
-        row = bench[rec["problem_id"]]
-        cand = profile.extract(rec["model_raw_output"], row["header"] + row["formal_statement"])
-        ok += cand is not None and normalize_ws(cand.code) == normalize_ws(rec["proof"])
-    assert ok >= len(recs) - 11
+    assert len(recs) == RECORDS_PER_MODEL[model]
+    misses = {
+        r["id"]
+        for r in recs
+        if (code := _extracted(r, bench)) is None or normalize_ws(code) != normalize_ws(r["proof"])
+    }
+    assert misses == {e for e in EXCEPTIONS if e in {r["id"] for r in recs}}

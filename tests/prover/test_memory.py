@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -92,3 +95,69 @@ def test_optional_dense_scores_are_mixed_in() -> None:
         plain.search(query, k=1)[0].task_id == "arith"
     )  # BM25 alone prefers the shared `(y : ℝ) (h : 0 ≤ y)`
     assert dense.search(query, k=1)[0].task_id == "trig"
+
+
+class _CountingEmbedder:
+    """Records what it was asked to embed, and on which thread."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.calls: list[list[str]] = []
+        self.threads: set[int] = set()
+        self.delay_s = delay_s
+
+    def __call__(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        self.threads.add(threading.get_ident())
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        return [[float(len(t)), 1.0] for t in texts]
+
+
+def _fill(mem: ProofMemory, names: Sequence[str]) -> None:
+    for name in names:
+        t = task(name, f"theorem {name} (n : ℕ) : n + {name} = {name} + n := by sorry")
+        mem.record_verified(t, t.statement.replace("sorry", "simp"), passed(name))
+
+
+def test_embeddings_are_computed_incrementally() -> None:
+    embed = _CountingEmbedder()
+    mem = ProofMemory(embedder=embed)
+    _fill(mem, ["a1", "a2", "a3"])
+    query = task("q", "theorem q (m : ℕ) : m + 0 = m := by sorry")
+    assert len(mem.search(query, k=2)) == 2
+    assert [len(c) for c in embed.calls] == [3, 1]  # the three records, then the query
+    _fill(mem, ["a4"])
+    assert len(mem.search(query, k=4)) == 4
+    assert [len(c) for c in embed.calls] == [3, 1, 1, 1]  # only the new record, then the query
+    assert "a4" in embed.calls[2][0]
+    mem.search(query, k=1)
+    assert [len(c) for c in embed.calls][-1:] == [1]  # nothing new: just the query
+
+
+async def test_asearch_embeds_off_the_event_loop() -> None:
+    embed = _CountingEmbedder(delay_s=0.2)
+    mem = ProofMemory(embedder=embed)
+    _fill(mem, ["b1", "b2"])
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticking = asyncio.create_task(ticker())
+    try:
+        hits = await mem.asearch(task("q", "theorem q (m : ℕ) : m + 0 = m := by sorry"), k=2)
+    finally:
+        ticking.cancel()
+    assert len(hits) == 2
+    assert threading.get_ident() not in embed.threads  # embedded in a worker thread
+    assert ticks >= 10  # the loop kept running during the ~0.4 s of embedding
+
+
+async def test_asearch_without_embeddings_is_plain_bm25() -> None:
+    mem = ProofMemory()
+    _fill(mem, ["c1", "c2", "c3"])
+    query = task("q", "theorem q (m : ℕ) : m + 0 = m := by sorry")
+    assert [r.id for r in await mem.asearch(query, k=3)] == [r.id for r in mem.search(query, k=3)]

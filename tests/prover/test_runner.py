@@ -203,9 +203,10 @@ async def test_longcat_tool_loop(runner: ProverRunner, script: FakeLLMScript) ->
         return [GOOD if any(m["role"] == "tool" for m in body["messages"]) else call]
 
     script.replies = replies
-    out = await runner.prove(TASK, strategy="whole", budget=Budget(max_attempts=1), profile="longcat")
+    out = await runner.prove(TASK, strategy="whole", budget=Budget(max_attempts=2), profile="longcat")
     assert out.solved
     assert out.cost.tool_calls == 1 and out.cost.compile_calls == 2
+    assert out.cost.samples == 1 and out.cost.attempts == 2 and out.cost.llm_calls == 2
     second = script.bodies()[1]["messages"]
     assert second[-2]["role"] == "assistant" and second[-2]["content"].endswith("</longcat_tool_call>")
     tool = second[-1]
@@ -261,3 +262,29 @@ async def test_llm_errors_end_the_search_with_an_error_outcome(
     assert out.stopped == "error" and not out.solved
     assert (out.error or "").startswith("LLMBadRequest")
     assert len(script.bodies("/v1/chat/completions")) <= 2  # never retried
+
+
+async def test_longcat_tool_rounds_count_against_the_budget(
+    runner: ProverRunner, script: FakeLLMScript
+) -> None:
+    """A model that keeps calling the compiler: every generation is an attempt, so a budget of 3
+    means 3 generations in all (1 sample + 2 tool rounds), not 1 + max_tool_calls."""
+    call = (
+        "<longcat_tool_call>lean4_compiler\n<longcat_arg_key>lean4_code</longcat_arg_key>\n"
+        "<longcat_arg_value>import Mathlib\ntheorem probe : 1 = 1 := by rfl</longcat_arg_value>\n"
+        "</longcat_tool_call>"
+    )
+    script.replies = [call]
+    events: list[ProverEvent] = []
+
+    async def sink(e: ProverEvent) -> None:
+        events.append(e)
+
+    out = await runner.prove(
+        TASK, strategy="whole", budget=Budget(max_attempts=3), profile="longcat", on_event=sink
+    )
+    assert not out.solved and out.stopped == "budget"
+    assert len(script.bodies("/v1/chat/completions")) == 3 == out.cost.llm_calls
+    assert out.cost.attempts == 3 and out.cost.samples == 1 and out.cost.tool_calls == 2
+    assert [e.data.get("tool_round") for e in events if e.kind == "log" and "tool_round" in e.data] == [1, 2]
+    assert any(e.data.get("skipped") == "budget" for e in events if e.kind == "log")

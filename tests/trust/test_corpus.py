@@ -57,6 +57,8 @@ ALL_RULES = frozenset(
         "prerequisite_changed",
         "prerequisite_moved",
         "redefines_statement_name",
+        "suppressed_messages",
+        "unknown_command",
     }
 )
 

@@ -137,3 +137,62 @@ def test_imports_and_header() -> None:
     sf = parse(SRC)
     assert sf.imports == ["Mathlib", "Aesop"]
     assert [c.kind for c in sf.header] == ["import", "import", "set_option", "open", "namespace"]
+
+
+def test_mathlib_command_words_end_the_previous_declaration() -> None:
+    src = (
+        "lemma h : 1 = 1 := rfl\n"
+        'notation3 "ten" => 10\n'
+        "lemma h2 : 1 = 1 := rfl\n"
+        '  local notation3 "x" => 1\n'
+        "lemma h3 : 1 = 1 := rfl\n"
+        "variable? [Nonempty ℕ]\n"
+        "register_simp_attr my_simps\n"
+        "recall Nat.add_comm\n"
+        "theorem t : True := by\n"
+        "  trivial\n"
+    )
+    kinds = [c.kind for c in parse(src).commands]
+    assert kinds == [
+        "lemma",
+        "notation3",
+        "lemma",
+        "notation3",
+        "lemma",
+        "variable?",
+        "register_simp_attr",
+        "recall",
+        "theorem",
+    ]
+
+
+def test_column0_word_may_start_an_unknown_command() -> None:
+    src = (
+        "lemma h : 1 = 1 := by\n"
+        "  rfl\n"
+        'fancy_notation "ten" => 10\n'
+        "lemma col0 (n : ℕ) : n ≤ n + 1 := by\n"
+        "simp\n"
+        "omega\n"
+        "lemma term0 (n : ℕ) : n ≤ n + 1 :=\n"
+        "le_of_lt (Nat.lt_succ_self n)\n"
+        "lemma field (n : ℕ) : n = n := by\n"
+        "  have key : n = n := rfl\n"
+        "  exact\n"
+        "key\n"
+    )
+    sf = parse(src)
+    assert [c.kind for c in sf.commands] == ["lemma", "unknown_command", "lemma", "lemma", "lemma"]
+    unknown = sf.commands[1]
+    assert (unknown.line, unknown.column) == (3, 0)
+    assert sf.source_of(sf.commands[0]).endswith("rfl")
+    # known tactics, a term after `:=` and an argument after `exact` continue their declaration
+    assert sf.source_of(sf.commands[2]).endswith("omega")
+    assert sf.source_of(sf.commands[4]).endswith("key")
+
+
+def test_column0_words_in_a_statement_are_not_commands() -> None:
+    src = "theorem t\n    (p : ℕ → Prop)\n    (hp : ∀ n,\np n) :\np 0 := by\n  sorry\n"
+    sf = parse(src)
+    assert [c.kind for c in sf.commands] == ["theorem"]
+    assert sf.token_texts(sf.commands[0].body) == ["by", "sorry"]

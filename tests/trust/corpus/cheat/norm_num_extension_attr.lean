@@ -1,0 +1,14 @@
+-- expect: forbidden_attribute
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+open Mathlib.Meta.NormNum in
+@[norm_num (_ : ℕ) + _]
+def evalCheat : NormNumExt where eval e := failure
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

@@ -1,0 +1,14 @@
+-- expect: syntax_extension
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+-- Mathlib's `notation3` right after a helper: must not be read as part of its body
+lemma helper_one : (1 : ℕ) = 1 := rfl
+notation3 "seven" => (10 : ℕ)
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

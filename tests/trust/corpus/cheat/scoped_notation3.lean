@@ -1,0 +1,17 @@
+-- expect: syntax_extension
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+namespace Cheat
+lemma helper_one : (1 : ℕ) = 1 := rfl
+scoped notation3 "seven" => (10 : ℕ)
+end Cheat
+
+open Cheat in
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

@@ -1,0 +1,13 @@
+-- expect: syntax_extension
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+lemma helper_one : (1 : ℕ) = 1 := rfl
+syntax (name := cheatTac) "cheat_tac" : tactic
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

@@ -1,0 +1,14 @@
+-- expect: unknown_command
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+lemma helper_two : (2 : ℕ) = 2 := by
+  rfl
+my_custom_command seven
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega

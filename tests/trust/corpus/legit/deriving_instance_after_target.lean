@@ -1,0 +1,16 @@
+-- expect: pass
+-- stub: default
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 0
+
+open BigOperators Real Nat Topology Rat
+
+theorem corpus_target (a b : ℕ) (h₀ : a + b = 10) (h₁ : a = 3) : b = 7 := by
+  omega
+
+structure Pt where
+  x : ℕ
+
+deriving instance Repr for Pt
