@@ -67,6 +67,7 @@ from collections.abc import Iterable
 from lean_server.policy import Policy
 from lean_server.source import SYNTAX_KINDS, Declaration, SourceFile, Token
 from lean_server.source.declarations import UNKNOWN_COMMAND
+from lean_server.source.keywords import INITIALIZE_COMMANDS
 from lean_server.statement import command_text, find_target, is_resource_option
 from lean_server.verdict import Violation
 
@@ -87,24 +88,7 @@ NATIVE_IDENTS = frozenset(
         "Lean.reduceNat",
     }
 )
-EVAL_WORDS = frozenset(
-    {
-        "run_cmd",
-        "run_tac",
-        "run_elab",
-        "run_meta",
-        "by_elab",
-        "initialize",
-        "builtin_initialize",
-        # commands that expand to `initialize` / `builtin_initialize`
-        "register_option",
-        "register_builtin_option",
-        "register_simp_attr",
-        "register_label_attr",
-        "register_linter_set",
-        "register_error_explanation",
-    }
-)
+EVAL_WORDS = INITIALIZE_COMMANDS | {"run_cmd", "run_tac", "run_elab", "run_meta", "by_elab"}
 EVAL_HASH = frozenset({"#eval", "#guard", "#exec", "#run"})
 HARMLESS_HASH = frozenset(
     {

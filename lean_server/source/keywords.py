@@ -69,25 +69,31 @@ HEADER_KINDS: frozenset[str] = SCOPE_KINDS | {
     "export",
     "attribute",
 }
-OTHER_COMMANDS: frozenset[str] = frozenset(
+# Commands that run code while the file elaborates: `initialize` and the `register_*` commands
+# that expand to it (the legality rules reject them like `#eval`).
+INITIALIZE_COMMANDS: frozenset[str] = frozenset(
     {
-        "run_cmd",
-        "run_elab",
-        "run_meta",
         "initialize",
         "builtin_initialize",
-        "deriving",
-        "add_decl_doc",
-        "assert_not_exists",
-        "suppress_compilation",
-        "unseal",
-        "seal",
         "register_option",
         "register_builtin_option",
         "register_simp_attr",
         "register_label_attr",
         "register_linter_set",
         "register_error_explanation",
+    }
+)
+OTHER_COMMANDS: frozenset[str] = INITIALIZE_COMMANDS | frozenset(
+    {
+        "run_cmd",
+        "run_elab",
+        "run_meta",
+        "deriving",
+        "add_decl_doc",
+        "assert_not_exists",
+        "suppress_compilation",
+        "unseal",
+        "seal",
         "compile_inductive",
         "compile_def",
         "termination_by_default",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,14 @@ async def check_all(
 async def check_code(service: LeanService, code: str, **fields: Any) -> Certificate:
     certs = await check_all(service, [Snippet(id="s", code=code, **fields)])
     return certs["s"]
+
+
+async def until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    """Wait (polling every 10 ms) until ``condition()`` holds; fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:

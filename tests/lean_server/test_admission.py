@@ -15,13 +15,6 @@ from tests.lean_server.core_support import body_requests, check_code, read_log, 
 from tests.lean_server.test_app_helpers import served, small_pool
 
 
-@pytest.fixture
-def repl_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "repl.log"
-    monkeypatch.setenv("FAKE_REPL_LOG", str(path))
-    return path
-
-
 async def _until_busy(service: LeanService) -> None:
     for _ in range(500):
         if service.stats().active >= 1 and any(p.state == "busy" for p in service.stats().processes):

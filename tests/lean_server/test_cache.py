@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import redis.asyncio as aioredis
 
 from lean_server.checker import Snippet
@@ -14,13 +13,6 @@ from sorryless.config import Settings
 from tests.lean_server.core_support import body_requests, check_all, check_code, read_log, tuned
 
 CODE = "import Mathlib\ntheorem c : 2 + 2 = 4 := by norm_num\n"
-
-
-@pytest.fixture
-def repl_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "repl.log"
-    monkeypatch.setenv("FAKE_REPL_LOG", str(path))
-    return path
 
 
 async def test_lru_hit_says_cached_and_does_not_touch_lean(settings: Settings, repl_log: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -15,21 +14,7 @@ from lean_server.checker import BacklogFull, Priority, Snippet
 from lean_server.service import LeanService
 from lean_server.verdict import Verdict
 from sorryless.config import Settings
-from tests.lean_server.core_support import body_requests, check_all, check_code, read_log, tuned
-
-
-@pytest.fixture
-def repl_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "repl.log"
-    monkeypatch.setenv("FAKE_REPL_LOG", str(path))
-    return path
-
-
-async def _until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
+from tests.lean_server.core_support import body_requests, check_all, check_code, read_log, tuned, until
 
 
 def _alive(pid: int) -> bool:
@@ -190,18 +175,18 @@ async def test_interactive_is_served_before_batch_when_both_wait(settings: Setti
         blocker = asyncio.create_task(
             run([Snippet(id="block", code="theorem b : True := by\n  FAKE:slow=1000\n")], Priority.BATCH)
         )
-        await _until(lambda: service.stats().per_header.get("", {}).get("busy") == 1)
+        await until(lambda: service.stats().per_header.get("", {}).get("busy") == 1)
         batch = asyncio.create_task(
             run(
                 [Snippet(id=f"batch{i}", code=f"theorem q{i} : True := trivial") for i in range(3)],
                 Priority.BATCH,
             )
         )
-        await _until(lambda: service.stats().waiting_by_priority["batch"] == 3)
+        await until(lambda: service.stats().waiting_by_priority["batch"] == 3)
         interactive = asyncio.create_task(
             run([Snippet(id="inter", code="theorem i : True := trivial")], Priority.INTERACTIVE)
         )
-        await _until(lambda: service.stats().waiting_by_priority["interactive"] == 1)
+        await until(lambda: service.stats().waiting_by_priority["interactive"] == 1)
         assert not blocker.done()  # both kinds really waited behind the blocker
         await asyncio.gather(blocker, batch, interactive)
     finally:

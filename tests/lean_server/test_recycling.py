@@ -20,13 +20,6 @@ from sorryless.config import Settings
 from tests.lean_server.core_support import body_requests, check_code, read_log, tuned
 
 
-@pytest.fixture
-def repl_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "repl.log"
-    monkeypatch.setenv("FAKE_REPL_LOG", str(path))
-    return path
-
-
 @pytest.mark.slow
 async def test_a_recycle_never_puts_an_import_on_the_critical_path(
     settings: Settings, repl_log: Path, monkeypatch: pytest.MonkeyPatch

@@ -6,7 +6,6 @@ import asyncio
 import shlex
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,23 +14,9 @@ from lean_server.checker import Snippet
 from lean_server.service import LeanService
 from lean_server.verdict import Certificate, Verdict
 from sorryless.config import Settings
-from tests.lean_server.core_support import check_all, check_code, read_log, tuned, write_rules
+from tests.lean_server.core_support import check_all, check_code, read_log, tuned, until, write_rules
 
 _HEADER = "import Mathlib\n"
-
-
-@pytest.fixture
-def repl_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "repl.log"
-    monkeypatch.setenv("FAKE_REPL_LOG", str(path))
-    return path
-
-
-async def _until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
 
 
 async def _one(service: LeanService, snippet: Snippet) -> tuple[Certificate, float]:
@@ -62,9 +47,9 @@ async def test_a_saturated_pool_keeps_a_warm_spare_so_a_timeout_kill_costs_no_im
                 Snippet(id="slow", code=_HEADER + "theorem s : True := by\n  FAKE:slow=6000\n  trivial\n"),
             )
         )
-        await _until(lambda: pool.stats().per_header["import Mathlib"]["busy"] == 2)
+        await until(lambda: pool.stats().per_header["import Mathlib"]["busy"] == 2)
         # The spare beyond the two busy processes is imported in the background.
-        await _until(lambda: pool.stats().per_header["import Mathlib"]["idle"] == 1, timeout_s=3.0)
+        await until(lambda: pool.stats().per_header["import Mathlib"]["idle"] == 1, timeout_s=3.0)
         assert len(pool.stats().processes) == 3
         waiter = asyncio.ensure_future(
             _one(service, Snippet(id="next", code=_HEADER + "theorem n : True := trivial"))
@@ -74,7 +59,7 @@ async def test_a_saturated_pool_keeps_a_warm_spare_so_a_timeout_kill_costs_no_im
         hung_cert, hung_done = await hung
         next_cert, next_done = await waiter
         # A new spare replaces the one the waiter took.
-        await _until(lambda: pool.stats().per_header["import Mathlib"]["idle"] == 1, timeout_s=3.0)
+        await until(lambda: pool.stats().per_header["import Mathlib"]["idle"] == 1, timeout_s=3.0)
         slow.cancel()
     finally:
         await service.aclose()
