@@ -285,6 +285,8 @@ def _command_rules(
                 kw,
             )
         )
+    elif kind.startswith("#"):
+        out.extend(_hash_rule(sf, cmd, kw, policy))
     if cmd.is_declaration and any(p.startswith("#guard_msgs") for p in cmd.prefixes):
         out.append(
             _v(
@@ -293,8 +295,6 @@ def _command_rules(
                 first,
             )
         )
-    elif kind.startswith("#"):
-        out.extend(_hash_rule(sf, cmd, kw, policy))
     if kind == "instance":
         if cmd.scope is not None:
             out.append(_v("local_instance", f"`{cmd.scope} instance` changes instance resolution", first))

@@ -25,17 +25,11 @@ from lean_server.backend import CompileOutcome
 from lean_server.feedback import shape_messages
 from lean_server.policy import Policy
 from lean_server.protocol import ReplStatus, message_from_raw, sorry_from_raw
-from lean_server.source import DECLARATION_KINDS, Token, parse
-from lean_server.source import theorem_names as source_theorem_names
+from lean_server.source import DECLARATION_KINDS, Token
 from lean_server.verdict import VERDICT_PRECEDENCE, Message, Sorry, TierResult, Verdict
 
 SORRY_WARNING_RE = re.compile(r"declaration uses ['`]sorry['`]")
 _MAX_REASONS = 5
-
-
-def theorem_names(code: str) -> list[str]:
-    """Full names of the snippet's named declarations, for ``#print axioms``."""
-    return source_theorem_names(code)
 
 
 def axiom_commands(names: list[str]) -> str:
@@ -112,7 +106,7 @@ def _original_column(edits: list[_Edit], column: int) -> int:
 def prepare_axiom_audit(code: str) -> AxiomAudit:
     """Names for ``#print axioms``: every named declaration of ``code``, plus a generated name for
     each ``example`` and anonymous ``instance`` (given to it in :attr:`AxiomAudit.code`)."""
-    source = parse(code)
+    source = trust.parse_cached(code)  # the legality tier parses the same text: parsed once
     names: dict[str, None] = {}
     pending: list[tuple[int, int, str, Token]] = []  # (start, end, replacement, anchor token)
     taken: dict[str, int] = {}

@@ -17,20 +17,19 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Coroutine
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import httpx
 from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from prover.errors import LLMBadRequest, LLMError, LLMProtocolError, LLMTimeout, LLMUnavailable
+from prover.tasks import gather_or_cancel
 from sorryless.config import Settings
 from sorryless.logging import get_logger
 
 _log = get_logger(__name__)
 
-_T = TypeVar("_T")
 Role = Literal["system", "user", "assistant", "tool"]
 _REFILL_SEED_STEP = 7919  # refills shift the seed so they do not repeat the first samples
 
@@ -225,7 +224,7 @@ class OpenAICompatibleLLM:
                 )
             subs = [self._refill(request, size, sent + i) for i, size in enumerate(sizes)]
             sent += len(subs)
-            rounds = await _gather_or_cancel([self._call(sub) for sub in subs])
+            rounds = await gather_or_cancel([self._call(sub) for sub in subs])
             got = [c for batch in rounds for c in batch]
             received = len(got)
             out.extend(got[:missing])
@@ -388,18 +387,6 @@ class OpenAICompatibleLLM:
         )
 
 
-async def _gather_or_cancel(coros: list[Coroutine[Any, Any, _T]]) -> list[_T]:
-    """All results in order; when one fails the others are cancelled (and so aborted)."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
 _ERROR_TYPES = {
     "ratelimiterror": 429,
     "internalservererror": 500,
@@ -426,11 +413,16 @@ def stream_error(error: object) -> LLMError:
     else:
         message = str(error)
     text = f"server error in stream ({status}): {message[:500]}"
-    if status is not None and (status == 429 or status >= 500):
+    if status is None or status < 400:
+        return LLMError(text)
+    if _retryable_status(status):
         return LLMUnavailable(text, status=status)
-    if status is not None and 400 <= status < 500:
-        return LLMBadRequest(text, status=status)
-    return LLMError(text)
+    return LLMBadRequest(text, status=status)
+
+
+def _retryable_status(status: int) -> bool:
+    """429 and 5xx are the server's trouble (retried); any other 4xx is the request's fault."""
+    return status == 429 or status >= 500
 
 
 def _is_uuid(value: str) -> bool:
@@ -446,7 +438,7 @@ def _raise_for_status(resp: httpx.Response) -> None:
     if status < 400:
         return
     detail = resp.text[:500]
-    if status == 429 or status >= 500:
+    if _retryable_status(status):
         raise LLMUnavailable(f"LLM server answered {status}: {detail}", status=status)
     raise LLMBadRequest(f"LLM server rejected the request ({status}): {detail}", status=status)
 

@@ -68,15 +68,9 @@ class ProverRunner:
         LLMUnavailable with a message that says what to change."""
         chosen = self.resolve_strategy(strategy)
         get_profile(profile or self.settings.llm_profile)
-        if not chosen.needs_llm:
+        self._require_llm(chosen)
+        if not chosen.needs_llm or self.llm is None:
             return chosen
-        if self.llm is None:
-            if has_llm_free_part(chosen):
-                return chosen
-            raise StrategyUnavailable(
-                f"strategy {chosen.name!r} needs an LLM: pass --llm-url (or set SORRYLESS_LLM_BASE_URL), "
-                "or use --strategy portfolio"
-            )
         ready = getattr(self.llm, "ready", None)
         if ready is not None and not await ready():
             where = getattr(self.llm, "base_url", None) or self.settings.llm_base_url
@@ -85,6 +79,14 @@ class ProverRunner:
                 "(neither /health_generate nor /v1/models answered)"
             )
         return chosen
+
+    def _require_llm(self, chosen: Strategy) -> None:
+        """StrategyUnavailable when ``chosen`` cannot run at all without the LLM that is missing."""
+        if chosen.needs_llm and self.llm is None and not has_llm_free_part(chosen):
+            raise StrategyUnavailable(
+                f"strategy {chosen.name!r} needs an LLM: pass --llm-url (or set SORRYLESS_LLM_BASE_URL), "
+                "or use --strategy portfolio"
+            )
 
     def default_budget(self) -> Budget:
         return Budget(max_attempts=self.settings.prover_default_budget)
@@ -134,10 +136,7 @@ class ProverRunner:
         )
         log = _log.bind(task_id=task.id, job_id=job_id, strategy=chosen.name)
         try:
-            if chosen.needs_llm and self.llm is None and not has_llm_free_part(chosen):
-                raise StrategyUnavailable(
-                    f"strategy {chosen.name!r} needs an LLM; set SORRYLESS_LLM_BASE_URL or use `portfolio`"
-                )
+            self._require_llm(chosen)
             ctx.parts  # noqa: B018 - fail early on a statement without a target
             wall = meter.budget.max_wall_s
             async with asyncio.timeout(wall):
@@ -159,11 +158,8 @@ class ProverRunner:
             outcome.stopped = "cancelled"
             log.info("proof search cancelled", attempts=len(ctx.attempts))
             raise
-        except (
-            LLMError,
-            LeanError,
-            ProverError,
-        ) as exc:  # ProverError first: TargetNotFound is a ValueError too
+        # before ValueError: TargetNotFound is a ProverError and a ValueError
+        except (LLMError, LeanError, ProverError) as exc:
             outcome.stopped = "error"
             outcome.error = f"{type(exc).__name__}: {exc}"
             outcome.infra_failure = is_infrastructure_failure(exc)

@@ -120,6 +120,12 @@ class ProverEvent(BaseModel):
     task_id: str
     attempt: int | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+    record: Attempt | None = Field(
+        default=None,
+        exclude=True,
+        description="On `verdict` events: the attempt as it stands (candidate, verdict, certificate), "
+        "for in-process listeners such as the eval's attempt log; never serialised.",
+    )
 
 
 EventSink = Callable[[ProverEvent], Awaitable[None]]

@@ -1,16 +1,16 @@
 """``prove``: find proofs for a sorry-stub (or the sorries of a file) with the prover runner.
 
-The runner reports an LLM or Lean outage as an outcome (``stopped="error"``, ``error`` starting
-with the exception's class name); such an outcome is an infrastructure failure, not an answer,
+The runner reports an LLM or Lean outage as an outcome (``stopped="error"`` with
+``infra_failure``); such an outcome is an infrastructure failure, not an answer,
 so :func:`run` raises :class:`~api.errors.InfraError` and the queue retries the job with backoff
 (and dead-letters it when the attempts run out) instead of reporting "succeeded, unsolved".
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from api.errors import InfraError
 from api.kinds.base import JobKind, KindContext, KindOutcome, LeanParams
@@ -18,40 +18,33 @@ from prover.types import Budget, Cost, ProofOutcome, ProofTask, ProverEvent
 from sorryless.config import Settings
 
 # Caps of one job's budget (a request above them is a 422, never an unbounded job).
-MAX_ATTEMPTS = 4096
-MAX_REPAIR_ROUNDS = 32
-MAX_TOKENS = 100_000_000
-MAX_COMPILE_CALLS = 100_000
-MAX_WALL_S = 7 * 86400.0
+BUDGET_CAPS: dict[str, float] = {
+    "max_attempts": 4096,
+    "max_repair_rounds": 32,
+    "max_tokens": 100_000_000,
+    "max_compile_calls": 100_000,
+    "max_wall_s": 7 * 86400.0,
+}
 
 
-class BudgetParams(BaseModel):
+class BudgetParams(Budget):
     """A job's budget as requested: the prover's :class:`~prover.types.Budget` with every bound
-    finite and capped, and unknown fields refused (a misspelt cap must not mean "no cap")."""
+    finite and at most its cap (max_attempts 4096, max_repair_rounds 32, max_tokens 1e8,
+    max_compile_calls 1e5, max_wall_s 7 days), and unknown fields refused (a misspelt cap must
+    not mean "no cap")."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    max_attempts: int = Field(
-        default=32,
-        ge=1,
-        le=MAX_ATTEMPTS,
-        description="LLM generations (samples + repair rounds), or tactic tries.",
-    )
-    max_repair_rounds: int = Field(
-        default=2, ge=0, le=MAX_REPAIR_ROUNDS, description="Repair rounds per sampled attempt."
-    )
-    max_tokens: int | None = Field(
-        default=None, ge=1, le=MAX_TOKENS, description="Prompt + completion tokens, all calls."
-    )
-    max_compile_calls: int | None = Field(
-        default=None, ge=1, le=MAX_COMPILE_CALLS, description="Lean checks."
-    )
-    max_wall_s: float | None = Field(
-        default=None, gt=0, le=MAX_WALL_S, description="Wall seconds for the whole task (finite)."
-    )
-
-    def to_budget(self) -> Budget:
-        return Budget(**self.model_dump())
+    @model_validator(mode="after")
+    def _within_caps(self) -> Self:
+        over = [
+            f"{name} = {value:g} is over its cap {cap:g}"
+            for name, cap in BUDGET_CAPS.items()
+            if (value := getattr(self, name)) is not None and value > cap
+        ]
+        if over:
+            raise ValueError("; ".join(over))
+        return self
 
 
 class ProveParams(LeanParams):
@@ -184,11 +177,7 @@ def attempts_charged(params: ProveParams, settings: Settings) -> int:
 
 async def run(params: ProveParams, ctx: KindContext) -> KindOutcome:
     runner = await ctx.resources.prover(memory=params.memory)
-    budget = (
-        params.budget.to_budget()
-        if params.budget
-        else Budget(max_attempts=ctx.settings.prover_default_budget)
-    )
+    budget = params.budget or Budget(max_attempts=ctx.settings.prover_default_budget)
 
     async def forward(event: ProverEvent) -> None:
         await ctx.emit("progress", {"source": "prover", **event.model_dump(mode="json")})

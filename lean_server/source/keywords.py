@@ -385,7 +385,6 @@ TACTIC_WORDS: frozenset[str] = frozenset(
             "apply_mod_cast",
             "match",
             "fun",
-            "show",
             "from",
             "then",
             "else",

@@ -39,7 +39,6 @@ async def _run_local(
     settings: Settings, job: EvalJob, use_memory: bool, progress_hook: ProgressHook
 ) -> RunProgress:
     from lean_server.checker import Priority
-    from prover.eval.live import RecordingChecker
     from prover.eval.run import EvalRun
     from prover.runner import build_runner
 
@@ -47,7 +46,6 @@ async def _run_local(
     runner.priority = Priority.BATCH
     if not use_memory:
         runner.memory = None  # independent samples: no retrieval, no writes to the shared memory
-    runner.checker = RecordingChecker(runner.checker)  # attempt lines as they happen
     job.config = resolved_config(job.config, runner)
     try:
         return await EvalRun(job, runner, on_progress=progress_hook).run()

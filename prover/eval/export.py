@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from prover.eval.errors import EvalError
-from prover.eval.runlog import LOG_NAME, AttemptLine, RunLine, SampleLine, read_log
+from prover.eval.runlog import LOG_NAME, AttemptLine, RunLine, SampleLine, latest_attempts, read_log
 from prover.memory import ProofMemory
 from prover.types import ProofTask
 
@@ -40,10 +40,9 @@ def export_records(run_dir: Path) -> list[dict[str, Any]]:
     lines = list(read_log(log_path))
     run = next((x for x in reversed(lines) if isinstance(x, RunLine)), None)
     samples = [x for x in lines if isinstance(x, SampleLine) and not x.infra_error]
-    attempts: dict[str, dict[int, AttemptLine]] = defaultdict(dict)
-    for line in lines:
-        if isinstance(line, AttemptLine):  # the last line of an attempt is its fullest record
-            attempts[line.uid][line.attempt.index] = line
+    attempts: dict[str, list[AttemptLine]] = defaultdict(list)
+    for line in latest_attempts(lines, {s.uid for s in samples}):
+        attempts[line.uid].append(line)
     records: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for s in samples:
@@ -72,7 +71,7 @@ def export_records(run_dir: Path) -> list[dict[str, Any]]:
             }
         )
     for s in samples:
-        steps = sorted(attempts.get(s.uid, {}).values(), key=lambda a: a.attempt.index)
+        steps = sorted(attempts.get(s.uid, []), key=lambda a: a.attempt.index)
         if len(steps) < 2 or not any(a.attempt.round > 0 for a in steps):
             continue
         records.append(

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from lean_server.verdict import Certificate
 from prover.eval.errors import InsufficientSamples
 from prover.eval.passk import pass_at_k
-from prover.eval.runlog import AttemptLine, EventLine, RunLine, SampleLine
+from prover.eval.runlog import AttemptLine, EventLine, RunLine, SampleLine, latest_attempts
 
 
 class CostSummary(BaseModel):
@@ -237,7 +237,7 @@ def compute_metrics(
     attempt_verdicts: dict[str, list[str]] = defaultdict(list)
     certificates = []
     memory_hits = 0
-    for a in _unique_attempts(attempts, counted_uids):
+    for a in latest_attempts(attempts, counted_uids):
         attempt_verdicts[a.uid].append(str(a.attempt.verdict or "NO_CANDIDATE"))
         memory_hits += int(bool(a.attempt.memory_hits))
         if a.attempt.certificate is not None:
@@ -368,15 +368,6 @@ def compute_metrics(
         cumulative_solved_by_attempts=_cumulative(firsts_by_attempts),
         cumulative_solved_by_samples=_cumulative(firsts_by_samples),
     )
-
-
-def _unique_attempts(attempts: list[AttemptLine], uids: set[str]) -> list[AttemptLine]:
-    """The attempt lines of counted prove calls, one per (uid, attempt index) (the last written)."""
-    chosen: dict[tuple[str, int], AttemptLine] = {}
-    for line in attempts:
-        if line.uid in uids:
-            chosen[(line.uid, line.attempt.index)] = line
-    return list(chosen.values())
 
 
 def _pass_at(problem_id: str, n: int, c: int, ks: list[int], infra: int) -> dict[int, float]:

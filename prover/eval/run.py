@@ -229,7 +229,7 @@ class EvalRun:
         self, problem: Problem, sample: int, writer: LogWriter, progress: RunProgress
     ) -> None:
         uid = uuid.uuid4().hex[:16]
-        live = LiveAttempts(task_id=problem.id)
+        live = LiveAttempts()
 
         def write_line(line: EventLine | AttemptLine) -> None:
             try:
@@ -240,7 +240,6 @@ class EvalRun:
         async def on_event(event: ProverEvent) -> None:
             attempt = live.attempt_from(event)
             if attempt is not None:  # written as it happens
-                live.logged[attempt.index] = attempt
                 write_line(AttemptLine(problem_id=problem.id, sample=sample, uid=uid, attempt=attempt))
             if event.kind in ("verdict", "finished"):
                 write_line(
@@ -257,8 +256,7 @@ class EvalRun:
 
         started, started_wall = time.monotonic(), time.time()
         try:
-            with live.active():
-                outcome = await self._prove(problem, sample, on_event)
+            outcome = await self._prove(problem, sample, on_event)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # infrastructure failure: logged, retried on resume

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Annotated, Any, Literal
@@ -197,6 +197,16 @@ def read_log(path: Path) -> Iterator[RunLine | EventLine | AttemptLine | SampleL
                 yield _LINE_ADAPTER.validate_python(json.loads(raw))
             except (json.JSONDecodeError, ValidationError) as exc:
                 log.warning("eval.log.bad_line", path=str(path), line=lineno, error=str(exc)[:200])
+
+
+def latest_attempts(lines: Iterable[object], uids: Collection[str]) -> list[AttemptLine]:
+    """The attempt lines of the prove calls ``uids``, one per (uid, attempt index): the last one
+    written, which is the attempt's fullest record (a live line may be completed at the sample's end)."""
+    chosen: dict[tuple[str, int], AttemptLine] = {}
+    for line in lines:
+        if isinstance(line, AttemptLine) and line.uid in uids:
+            chosen[(line.uid, line.attempt.index)] = line
+    return list(chosen.values())
 
 
 def finished_pairs(path: Path) -> set[tuple[str, int]]:

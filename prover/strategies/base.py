@@ -7,10 +7,9 @@ PASS attempt, or None when the budget ran out). Everything it spends goes throug
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -74,9 +73,13 @@ class Context:
         return self._parts
 
     # ---- events ------------------------------------------------------------------------
-    async def emit(self, kind: EventKind, attempt: int | None = None, **data: Any) -> None:
+    async def emit(
+        self, kind: EventKind, attempt: int | None = None, *, record: Attempt | None = None, **data: Any
+    ) -> None:
         if self.on_event is not None:
-            await self.on_event(ProverEvent(kind=kind, task_id=self.task.id, attempt=attempt, data=data))
+            await self.on_event(
+                ProverEvent(kind=kind, task_id=self.task.id, attempt=attempt, data=data, record=record)
+            )
 
     def new_attempt(self, strategy: str, *, sample: int, round: int) -> Attempt:
         attempt = Attempt(index=len(self.attempts), sample=sample, round=round, strategy=strategy)
@@ -136,6 +139,7 @@ class Context:
                 await self.emit(
                     "verdict",
                     attempt.index,
+                    record=attempt,
                     verdict=cert.verdict.value,
                     reasons=cert.reasons[:5],
                     cached=cert.cached,
@@ -182,7 +186,7 @@ class Context:
                 "candidate_extracted", attempt.index, chars=len(candidate.code), source=candidate.source
             )
         else:
-            await self.emit("verdict", attempt.index, verdict=None, error=attempt.error)
+            await self.emit("verdict", attempt.index, record=attempt, verdict=None, error=attempt.error)
         return Generated(attempt=attempt, prompt=prompt, output=completion.text, candidate=candidate)
 
     async def _tool_loop(
@@ -243,20 +247,3 @@ def _lean_seconds(cert: Certificate, fallback: float) -> float:
         total = cert.timings.get("total")
         return float(total) if total is not None else float(sum(cert.timings.values()))
     return fallback
-
-
-async def gather_or_cancel(coros: Sequence[Coroutine[Any, Any, _T]]) -> list[_T]:
-    """All results in order; when one fails (or we are cancelled) the others are cancelled, not
-    left running unaccounted, and the first error is raised."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        await cancel_all(tasks)
-        raise
-
-
-async def cancel_all(tasks: Sequence[asyncio.Future[Any]]) -> None:
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)

@@ -15,7 +15,8 @@ from contextlib import aclosing
 
 from lean_server.verdict import Certificate
 from prover.extract import splice_tactics
-from prover.strategies.base import Context, cancel_all
+from prover.strategies.base import Context
+from prover.tasks import cancel_all
 from prover.types import Attempt, ProofTask
 
 DEFAULT_TACTICS: tuple[str, ...] = (

@@ -7,7 +7,8 @@ does not use go to the next batch."""
 
 from __future__ import annotations
 
-from prover.strategies.base import Context, gather_or_cancel
+from prover.strategies.base import Context
+from prover.tasks import gather_or_cancel
 from prover.types import Attempt, ProofTask
 
 TOOL_ROUNDS_PER_SAMPLE = 3  # budget kept per TIR sample for its tool rounds

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lean_server.checker import Checker, Priority, Snippet, check_one
 from lean_server.verdict import Certificate, EnvironmentStamp, Verdict, content_hash
 from prover.eval.datasets import DatasetVersion, Problem, assemble_stub, load_dataset
 from prover.eval.environment import environment_info
-from prover.eval.live import RecordingChecker
 from prover.eval.run import EvalJob
 from prover.eval.runlog import EnvironmentInfo, RunConfig
 from prover.types import Attempt, Budget, Cost, EventSink, ProofOutcome, ProofTask, ProverEvent
@@ -53,31 +51,13 @@ class Script:
     tokens_per_attempt: int = 100
 
 
-class ScriptedChecker:
-    """A Checker double that answers each snippet with the verdict the scripted prover chose for its code."""
-
-    def __init__(self) -> None:
-        self.verdicts: dict[str, Verdict] = {}
-
-    async def check(
-        self, snippets: Sequence[Snippet], *, priority: Priority = Priority.INTERACTIVE
-    ) -> AsyncIterator[Certificate]:
-        for snippet in snippets:
-            cert = certificate(snippet.code, self.verdicts[snippet.code])
-            yield cert.model_copy(update={"id": snippet.id})
-
-    async def aclose(self) -> None:
-        return None
-
-
 @dataclass
 class ScriptedProver:
     """Answers `prove` from a Script; counts calls; can block after `block_after` calls.
 
-    Each attempt's candidate goes through ``checker`` (by default the scripted checker wrapped in
-    the eval's RecordingChecker, as `sorryless eval` wraps the real one) and is reported with
-    ``attempt_started`` and ``verdict`` events, as the runner does. ``checker=None``: the
-    certificate is made directly (a prover whose checks the eval cannot see). ``pause_at``: each
+    Each attempt is reported with ``attempt_started`` and ``verdict`` events, as the runner does;
+    the ``verdict`` event carries the attempt itself (``record``) unless ``records`` is False (a
+    prover whose checks the eval cannot see). ``pause_at``: each
     call waits for ``gate`` before attempt ``pause_at`` (the earlier ones are already reported).
     """
 
@@ -87,17 +67,9 @@ class ScriptedProver:
     block_after: int | None = None
     gate: asyncio.Event = field(default_factory=asyncio.Event)
     fail: Callable[[str, int], bool] | None = None
-    checker: Checker | None = field(default_factory=lambda: RecordingChecker(ScriptedChecker()))
+    records: bool = True
     pause_at: int | None = None
     _seen: dict[str, int] = field(default_factory=dict)
-
-    async def _certificate(self, task: ProofTask, index: int, code: str, verdict: Verdict) -> Certificate:
-        if self.checker is None:
-            return certificate(code, verdict)
-        inner = self.checker.inner if isinstance(self.checker, RecordingChecker) else self.checker
-        assert isinstance(inner, ScriptedChecker)
-        inner.verdicts[code] = verdict
-        return await check_one(self.checker, Snippet(id=f"{task.id}#{index}", code=code))
 
     async def prove(
         self,
@@ -135,7 +107,7 @@ class ScriptedProver:
                         data={"sample": 0, "round": index, "strategy": name},
                     )
                 )
-            cert = await self._certificate(task, index, code, verdict)
+            cert = certificate(code, verdict)
             await asyncio.sleep(0)  # let concurrent samples interleave between check and report
             attempts.append(
                 Attempt(
@@ -152,7 +124,13 @@ class ScriptedProver:
             )
             if on_event is not None:
                 await on_event(
-                    ProverEvent(kind="verdict", task_id=task.id, attempt=index, data={"verdict": verdict})
+                    ProverEvent(
+                        kind="verdict",
+                        task_id=task.id,
+                        attempt=index,
+                        data={"verdict": verdict},
+                        record=attempts[-1] if self.records else None,
+                    )
                 )
         solved = solve_at is not None
         winner = attempts[-1] if solved else None

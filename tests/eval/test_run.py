@@ -174,8 +174,8 @@ async def test_attempt_lines_are_written_as_they_happen_and_an_interrupted_sampl
 
 
 async def test_concurrent_samples_of_one_problem_keep_their_own_checks(tmp_path: Path) -> None:
-    # p0's sample 0 passes at attempt 0, sample 1 never: the same snippet id "p0#0" is checked
-    # by both at once, with different answers
+    # p0's sample 0 passes at attempt 0, sample 1 never: both report their attempt 0 at once,
+    # with different verdicts, and each line must hold its own sample's attempt
     script = Script(solve_at={("p0", 0): 0, ("p0", 1): None})
     await EvalRun(make_job(tmp_path, PROBLEMS[:1], n=2, ks=[1], concurrency=2), ScriptedProver(script)).run()
     samples = {s.uid: s for s in _sample_lines(tmp_path)}
@@ -192,7 +192,7 @@ async def test_attempts_the_events_could_not_complete_are_written_when_the_sampl
 ) -> None:
     # a prover whose checks the eval cannot see: the live lines lack candidate and certificate,
     # the sample's end adds the full records, and readers keep one line per attempt
-    prover = ScriptedProver(_script(2), checker=None)
+    prover = ScriptedProver(_script(2), records=False)
     await EvalRun(make_job(tmp_path, PROBLEMS[:2], n=2, ks=[1]), prover).run()
     lines = _attempt_lines(tmp_path)
     expected = 2 * 2 + 2 * 3  # p0 solved at the 2nd attempt, p1 never (3 attempts)

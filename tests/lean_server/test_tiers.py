@@ -9,7 +9,8 @@ import pytest
 from lean_server.backend import CompileOutcome
 from lean_server.policy import resolve_policy
 from lean_server.protocol import ReplStatus
-from lean_server.tiers import evaluate, theorem_names
+from lean_server.source import theorem_names
+from lean_server.tiers import evaluate, prepare_axiom_audit
 from lean_server.verdict import Verdict, combine
 
 CODE = "theorem a : True := by\n  trivial\n\ntheorem b : 1 = 1 := rfl\n"  # 5 lines (last empty)
@@ -39,7 +40,9 @@ def _outcome(messages: list[dict[str, Any]], sorries: list[dict[str, Any]] | Non
 def _verdict(
     outcome: CompileOutcome, policy: str = "strict", code: str = CODE
 ) -> tuple[Verdict, list[str], Any]:
-    report = evaluate(outcome, code=code, names=theorem_names(code), policy=resolve_policy(policy))
+    report = evaluate(
+        outcome, code=code, names=prepare_axiom_audit(code).names, policy=resolve_policy(policy)
+    )
     verdict, reasons = combine(report.tiers)
     return verdict, reasons, report
 

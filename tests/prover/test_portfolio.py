@@ -80,7 +80,7 @@ async def test_portfolio_stops_at_the_attempt_cap(settings: Settings) -> None:
 
 
 async def test_gather_or_cancel_cancels_the_rest_when_one_fails() -> None:
-    from prover.strategies.base import gather_or_cancel
+    from prover.tasks import gather_or_cancel
 
     cancelled = asyncio.Event()
 

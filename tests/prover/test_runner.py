@@ -63,6 +63,13 @@ async def test_whole_sampling_solves_with_a_pass_certificate(
     assert out.cost.prompt_tokens > 0 and out.cost.completion_tokens > 0 and out.cost.compile_calls >= 1
     kinds = {e.kind for e in events}
     assert {"attempt_started", "candidate_extracted", "verdict", "finished"} <= kinds
+    # a verdict event carries its attempt for in-process listeners (the eval's live attempt log),
+    # but never serialises it (SSE clients get the event's data only)
+    checked = [e for e in events if e.kind == "verdict" and e.data.get("verdict") is not None]
+    assert checked and all(e.record is not None and e.record.index == e.attempt for e in checked)
+    passed = [e.record for e in checked if e.record is not None and e.record.verdict is Verdict.PASS]
+    assert passed and passed[0].candidate == out.proof and passed[0].certificate is not None
+    assert all("record" not in e.model_dump(mode="json") for e in events)
     assert len(runner.memory or []) == 1  # the verified proof joined the memory
 
 
