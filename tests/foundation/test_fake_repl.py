@@ -1,4 +1,4 @@
-"""The fake REPL speaks the real REPL's protocol and obeys the control surface in COMMON.md.
+"""The fake REPL speaks the real REPL's protocol and obeys the control surface its docstring lists.
 
 The fake is a plumbing double (scripted answers, no verification); these tests pin its
 protocol against the REPL's own recorded test suite and pin every misbehaviour knob.
