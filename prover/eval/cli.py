@@ -137,9 +137,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate a strategy on a benchmark: n samples per problem, unbiased pass@k, honest cost.
 
-        The benchmark file is read from --data DIR, else (--upstream) the download cache or a
-        fresh download of the pinned upstream sources, else SORRYLESS_BENCHMARKS_DIR when it holds
-        the file, else the snapshot shipped with sorryless (works offline).
+        Benchmark file: --data DIR; else with --upstream the download cache or a fresh download of the pinned upstream sources; else SORRYLESS_BENCHMARKS_DIR when it holds the file; else the snapshot shipped with sorryless (works offline).
         """
         import asyncio
 
