@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Source audits per second (statement match + legality, no Lean) on the prover-output fixtures.
 
-Audits every record of ``shared/fixtures/prover_outputs_dev.jsonl`` against its MiniF2F stub, on
-one core, and prints audits/s. ``--cold`` clears the parse cache before every audit, so the stub is
-re-parsed each time (the worst case); by default stubs are parsed once per batch, as in a real run.
+Audits every record of ``tests/data/prover_outputs_dev.jsonl`` against its MiniF2F stub (the
+benchmark file shipped in ``prover/eval/benchmarks/``), on one core, and prints audits/s.
+``--cold`` clears the parse cache before every audit, so the stub is re-parsed each time (the
+worst case); by default stubs are parsed once per batch, as in a real run.
 
     .venv/bin/python benchmarks/bench_audit.py [--repeat 3] [--cold]
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -23,18 +23,19 @@ sys.path.insert(0, str(REPO))
 
 from lean_server.policy import Policy  # noqa: E402
 from lean_server.trust import audit, parse_cached  # noqa: E402
+from prover.eval.datasets import packaged_benchmarks_dir  # noqa: E402
 
-SHARED = Path(os.environ.get("SORRYLESS_SHARED_DIR", REPO.parent / "shared"))
+OUTPUTS = REPO / "tests" / "data" / "prover_outputs_dev.jsonl"
 
 
 def _load() -> list[tuple[str, str]]:
     stubs: dict[tuple[str, str], str] = {}
-    with (SHARED / "benchmarks" / "minif2f.jsonl").open(encoding="utf-8") as fh:
+    with (packaged_benchmarks_dir() / "minif2f.jsonl").open(encoding="utf-8") as fh:
         for line in fh:
             r = json.loads(line)
             stubs[(r["id"], r["split"])] = r["lean4_code"]
     pairs: list[tuple[str, str]] = []
-    with (SHARED / "fixtures" / "prover_outputs_dev.jsonl").open(encoding="utf-8") as fh:
+    with OUTPUTS.open(encoding="utf-8") as fh:
         for line in fh:
             r = json.loads(line)
             pairs.append((stubs[(r["problem_id"], r["split"])], r["proof"]))

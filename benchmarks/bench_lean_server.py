@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What ``sorryless lean-server`` adds on top of the REPL, measured with a fixed-service-time double.
 
-Uses the shared REPL double (shared/tools/repl_double.py; ``REPL_DOUBLE_MS`` per command,
+Uses the yardstick's REPL double (``--double``: ``repl_double.py`` of the external Kimina
+yardstick folder, see benchmarks/yardstick.py; ``REPL_DOUBLE_MS`` per command,
 ``REPL_DOUBLE_IMPORT_MS`` per header) for both the direct floor and the server's pool, and prints:
 
 - added overhead per check, p50/p99: one snippet per request through ``/api/check`` (and the
@@ -10,7 +11,7 @@ Uses the shared REPL double (shared/tools/repl_double.py; ``REPL_DOUBLE_MS`` per
   (``--repls`` requests of 8 in flight) and 10x oversubscription;
 - the server process's CPU per snippet.
 
-    .venv/bin/python benchmarks/bench_lean_server.py [--service-ms 5] [--repls 4] [--snippets 800]
+    .venv/bin/python benchmarks/bench_lean_server.py --double DIR/repl_double.py [--service-ms 5] [--repls 4]
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from typing import Any
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-DOUBLE = Path(os.environ.get("SORRYLESS_SHARED_DIR", REPO.parent / "shared")) / "tools" / "repl_double.py"
 HEADER = "import Mathlib\n"
 
 
@@ -52,10 +52,10 @@ def _theorem(tag: str, i: int) -> str:
     return f"theorem b_{tag}_{i} : ({i} : Nat) + 0 = {i} := by rfl"
 
 
-async def direct_latencies(n: int, env: dict[str, str]) -> list[float]:
+async def direct_latencies(double: Path, n: int, env: dict[str, str]) -> list[float]:
     """Round trips of ``{"cmd", "env": 0}`` sent straight to one double (after its header)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(DOUBLE), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env
+        sys.executable, str(double), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env
     )
     assert proc.stdin is not None and proc.stdout is not None
 
@@ -78,7 +78,7 @@ async def direct_latencies(n: int, env: dict[str, str]) -> list[float]:
 
 
 class ServerProcess:
-    def __init__(self, repls: int, env: dict[str, str]) -> None:
+    def __init__(self, double: Path, repls: int, env: dict[str, str]) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = int(s.getsockname()[1])
@@ -87,7 +87,7 @@ class ServerProcess:
         server_env.update(
             {
                 "PYTHONPATH": str(REPO),
-                "SORRYLESS_LEAN_REPL_CMD": shlex.join([sys.executable, str(DOUBLE)]),
+                "SORRYLESS_LEAN_REPL_CMD": shlex.join([sys.executable, str(double)]),
                 "SORRYLESS_LEAN_MAX_PROCESSES": str(repls),
                 "SORRYLESS_LEAN_MAX_USES": "1000000",  # no re-import mid-run (the double never grows)
                 "SORRYLESS_LEAN_RECHECK_PASSING": "false",
@@ -169,8 +169,8 @@ async def closed_loop(
 
 async def main_async(a: argparse.Namespace) -> None:
     env = dict(os.environ, REPL_DOUBLE_MS=str(a.service_ms), REPL_DOUBLE_IMPORT_MS=str(a.import_ms))
-    direct = await direct_latencies(a.latency_n, env)
-    server = ServerProcess(a.repls, env)
+    direct = await direct_latencies(a.double, a.latency_n, env)
+    server = ServerProcess(a.double, a.repls, env)
     tag = secrets.token_hex(4)
     limits = httpx.Limits(max_connections=20 * a.repls, max_keepalive_connections=20 * a.repls)
     report: dict[str, Any] = {"service_ms": a.service_ms, "repls": a.repls}
@@ -212,12 +212,20 @@ async def main_async(a: argparse.Namespace) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument(
+        "--double", type=Path, required=True, help="repl_double.py of the external yardstick folder"
+    )
     p.add_argument("--service-ms", type=float, default=5.0)
     p.add_argument("--import-ms", type=float, default=200.0)
     p.add_argument("--repls", type=int, default=4)
     p.add_argument("--snippets", type=int, default=800)
     p.add_argument("--latency-n", type=int, default=100)
-    asyncio.run(main_async(p.parse_args()))
+    args = p.parse_args()
+    if not args.double.is_file():
+        raise SystemExit(
+            f"bench_lean_server: {args.double} not found (--double names the yardstick's repl_double.py)"
+        )
+    asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

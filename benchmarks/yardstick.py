@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""The Kimina yardstick against ``sorryless lean-server`` (shared/tools/README.md).
+"""The Kimina yardstick against ``sorryless lean-server``.
 
-For every run it starts a fresh ``sorryless lean-server`` whose 4 REPL processes are the shared
-REPL double (``REPL_DOUBLE_MS`` service, 2000 ms import), waits for ``/health``, drives it with
-the shared ``load_kimina_api.py`` (``--server-pid`` for the server's CPU) and stops it. Shapes:
+The yardstick is an external folder of three programs (``--tools DIR``), the ones Kimina Lean
+Server was measured with: ``repl_double.py`` (a REPL stand-in that sleeps ``REPL_DOUBLE_MS`` per
+command and ``REPL_DOUBLE_IMPORT_MS`` per import header), ``load_kimina_api.py`` (closed-loop load
+on ``/api/check``) and ``direct_repl_baseline.py`` (the same commands sent straight to the doubles:
+the floor). For every run it starts a fresh ``sorryless lean-server`` whose 4 REPL processes are
+the yardstick's double (2000 ms import), waits for ``/health``, drives it with
+``load_kimina_api.py`` (``--server-pid`` for the server's CPU) and stops it. Shapes:
 
   1x        -S 400 -B 8 -C 4                      (100 ms service)
   10x       -S 400 -B 8 -C 40                     (100 ms service)
@@ -14,9 +18,9 @@ the shared ``load_kimina_api.py`` (``--server-pid`` for the server's CPU) and st
             B declares the same name; any "already declared" in B is a leak
 
 plus the floor from ``direct_repl_baseline.py`` (100 ms and 5 ms). Medians of ``--repeat`` runs.
-Prints one JSON summary and a table next to Kimina's figures (shared/docs/lean-repl.md).
+Prints one JSON summary and a table next to Kimina's figures (docs/lean-repl.md).
 
-    .venv/bin/python benchmarks/yardstick.py [--repeat 3] [--only 1x,latency] [--out FILE]
+    .venv/bin/python benchmarks/yardstick.py --tools DIR [--repeat 3] [--only 1x,latency] [--out FILE]
 """
 
 from __future__ import annotations
@@ -32,17 +36,36 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-TOOLS = Path(os.environ.get("SORRYLESS_SHARED_DIR", REPO.parent / "shared")) / "tools"
-DOUBLE = TOOLS / "repl_double.py"
-LOAD = TOOLS / "load_kimina_api.py"
-DIRECT = TOOLS / "direct_repl_baseline.py"
 REPLS = 4
+
+
+@dataclass(frozen=True)
+class Tools:
+    """The yardstick's programs, in the folder given as ``--tools``."""
+
+    double: Path
+    load: Path
+    direct: Path
+
+    @classmethod
+    def in_folder(cls, folder: Path) -> Tools:
+        tools = cls(
+            folder / "repl_double.py", folder / "load_kimina_api.py", folder / "direct_repl_baseline.py"
+        )
+        missing = [str(p) for p in (tools.double, tools.load, tools.direct) if not p.is_file()]
+        if missing:
+            raise SystemExit(
+                f"yardstick: not found: {', '.join(missing)} (--tools names the yardstick folder)"
+            )
+        return tools
+
 
 SHAPES: dict[str, dict[str, Any]] = {
     "1x": {"service_ms": 100, "args": ["-S", "400", "-B", "8", "-C", "4"]},
@@ -93,6 +116,7 @@ class Server:
 
     def __init__(
         self,
+        double: Path,
         service_ms: float,
         log_dir: Path,
         extra_env: dict[str, str] | None = None,
@@ -104,7 +128,7 @@ class Server:
         env.update(
             {
                 "PYTHONPATH": str(REPO),
-                "SORRYLESS_LEAN_REPL_CMD": shlex.join([sys.executable, str(DOUBLE)]),
+                "SORRYLESS_LEAN_REPL_CMD": shlex.join([sys.executable, str(double)]),
                 "SORRYLESS_LEAN_MAX_PROCESSES": str(REPLS),
                 "SORRYLESS_LEAN_RECHECK_PASSING": "false",
                 # Kimina never recycles a REPL; --max-uses 200 (our default) shows that recycling
@@ -146,9 +170,9 @@ class Server:
         self._stderr.close()
 
 
-def _run_load(server: Server, shape: dict[str, Any], label: str) -> dict[str, Any]:
+def _run_load(load: Path, server: Server, shape: dict[str, Any], label: str) -> dict[str, Any]:
     argv = [
-        sys.executable, str(LOAD), "--url", server.url, *shape["args"],
+        sys.executable, str(load), "--url", server.url, *shape["args"],
         "--service-ms", str(shape["service_ms"]), "--max-repls", str(REPLS),
         "--server-pid", str(server.proc.pid), "--label", label,
     ]  # fmt: skip
@@ -182,11 +206,11 @@ def _leak_check(server: Server) -> dict[str, Any]:
     return {"label": "leak", "a_leaks": leaked(a), "b_leaks": leaked(b), "b_snippets": len(b)}
 
 
-def _direct(service_ms: float, snippets: int) -> dict[str, Any]:
+def _direct(direct: Path, service_ms: float, snippets: int) -> dict[str, Any]:
     env = dict(os.environ, REPL_DOUBLE_MS=str(service_ms), REPL_DOUBLE_IMPORT_MS="2000")
     argv = [
         sys.executable,
-        str(DIRECT),
+        str(direct),
         "-N",
         str(REPLS),
         "-S",
@@ -205,6 +229,12 @@ def _median(runs: list[dict[str, Any]], key: str) -> float | None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument(
+        "--tools",
+        type=Path,
+        required=True,
+        help="the yardstick folder: repl_double.py, load_kimina_api.py, direct_repl_baseline.py",
+    )
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument(
         "--only", default="", help="comma-separated shapes (1x,10x,latency,dispatch,noheader,leak,floor)"
@@ -215,6 +245,7 @@ def main() -> None:
         "--max-uses", type=int, default=1_000_000, help="SORRYLESS_LEAN_MAX_USES (200 = the default)"
     )
     a = p.parse_args()
+    tools = Tools.in_folder(a.tools)
     wanted = [s for s in a.only.split(",") if s] or [*SHAPES, "leak", "floor"]
     log_dir = Path(a.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -222,17 +253,21 @@ def main() -> None:
 
     for name in wanted:
         if name == "floor":
-            floor = {"100ms": _direct(100, 400), "5ms": _direct(5, 2000)}
+            floor = {"100ms": _direct(tools.direct, 100, 400), "5ms": _direct(tools.direct, 5, 2000)}
             summary["floor"] = floor
             print(f"floor: {json.dumps(floor)}", file=sys.stderr)
             continue
         runs: list[dict[str, Any]] = []
         for i in range(a.repeat):
             shape = SHAPES.get(name, {"service_ms": 100})
-            server = Server(shape["service_ms"], log_dir, max_uses=a.max_uses)
+            server = Server(tools.double, shape["service_ms"], log_dir, max_uses=a.max_uses)
             try:
                 server.wait_ready()
-                result = _leak_check(server) if name == "leak" else _run_load(server, shape, f"{name}#{i}")
+                result = (
+                    _leak_check(server)
+                    if name == "leak"
+                    else _run_load(tools.load, server, shape, f"{name}#{i}")
+                )
             finally:
                 server.stop()
             runs.append(result)

@@ -1,6 +1,6 @@
 """Kimina Lean Server compatible routes: ``POST /api/check`` and ``POST /verify``.
 
-Request and response shapes are Kimina Lean Server 2.0's (shared/docs/lean-repl.md), so
+Request and response shapes are Kimina Lean Server 2.0's (docs/lean-repl.md), so
 ``kimina-client`` and existing evaluation scripts work unchanged:
 
 - ``/api/check`` (also ``/api/check/``): ``{"snippets": [{"id", "code"}], "timeout": 30,

@@ -207,7 +207,7 @@ class Settings(BaseSettings):
     # ---- evaluation ------------------------------------------------------------------------
     benchmarks_dir: Path | None = Field(
         default=None,
-        description="Folder with minif2f.jsonl, putnambench.jsonl, ... (else downloaded and cached).",
+        description="Folder with minif2f.jsonl, putnambench.jsonl, ... (else the snapshot shipped with sorryless).",
     )
 
     @field_validator("lean_repl_cmd")

@@ -1,6 +1,8 @@
 """Fixtures shared by every test folder.
 
-- ``shared_dir``: the workplace's ``../shared`` (benchmarks, fixtures); never ``acceptance/``.
+- ``test_data_dir``: ``tests/data/`` (recorded REPL transcripts and prover outputs, with their
+  SOURCES.md and LICENSES/); ``benchmarks_dir``: the benchmark files shipped with the package
+  (``prover/eval/benchmarks/``). Both are inside the repository.
 - ``redis_url`` / ``redis_prefix`` / ``redis_client``: the *real* Redis server (started by
   `make test` when none answers), with a key prefix of its own per test, cleaned afterwards.
 - ``settings``: a :class:`sorryless.Settings` isolated to the test (tmp data dir, own Redis
@@ -30,11 +32,6 @@ from tests.lean_core import build_lean_core
 
 REPO = Path(__file__).resolve().parents[1]
 FAKES = REPO / "tests" / "fakes"
-
-
-def _shared_dir() -> Path:
-    env = os.environ.get("SORRYLESS_SHARED_DIR")
-    return Path(env) if env else REPO.parent / "shared"
 
 
 def _lean_project_reason() -> str | None:
@@ -76,10 +73,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    d = _shared_dir()
-    assert (d / "benchmarks").is_dir(), f"shared data not found at {d} (set SORRYLESS_SHARED_DIR)"
-    return d
+def test_data_dir() -> Path:
+    return REPO / "tests" / "data"
+
+
+@pytest.fixture(scope="session")
+def benchmarks_dir() -> Path:
+    from prover.eval.datasets import packaged_benchmarks_dir
+
+    return packaged_benchmarks_dir()
 
 
 @pytest.fixture(scope="session")

@@ -111,7 +111,22 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option(help="Run directory (default runs/<bench>-<split>-<strategy>-n<N>).")
         ] = None,
-        data: Annotated[Path | None, typer.Option(help="Folder with the benchmark JSONL files.")] = None,
+        data: Annotated[
+            Path | None,
+            typer.Option(
+                help="Folder with the benchmark JSONL files (<benchmark>.jsonl). Without --data or "
+                "--upstream: SORRYLESS_BENCHMARKS_DIR when it has the file, else the snapshot shipped "
+                "with sorryless."
+            ),
+        ] = None,
+        upstream: Annotated[
+            bool,
+            typer.Option(
+                "--upstream",
+                help="Use the pinned upstream sources instead of the shipped snapshot: the download "
+                "cache under SORRYLESS_DATA_DIR, else download and convert them (needs network).",
+            ),
+        ] = False,
         memory: Annotated[
             bool,
             typer.Option("--memory/--no-memory", help="Let the prover use and grow the retrieval memory."),
@@ -120,20 +135,24 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--report/--no-report", help="Write the report at the end.")
         ] = True,
     ) -> None:
-        """Evaluate a strategy on a benchmark: n samples per problem, unbiased pass@k, honest cost."""
+        """Evaluate a strategy on a benchmark: n samples per problem, unbiased pass@k, honest cost.
+
+        Benchmark file: --data DIR; else with --upstream the download cache or a fresh download of the pinned upstream sources; else SORRYLESS_BENCHMARKS_DIR when it holds the file; else the snapshot shipped with sorryless (works offline).
+        """
         import asyncio
 
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         from prover.eval.budgetspec import parse_budget
-        from prover.eval.datasets import check_benchmark, load_dataset
+        from prover.eval.datasets import load_dataset
         from prover.eval.environment import environment_info
         from prover.eval.errors import EvalError
         from prover.eval.passk import parse_ks
         from prover.eval.report import write_report
         from prover.eval.run import EvalJob
         from prover.eval.runlog import RunConfig
+        from prover.eval.schema import check_benchmark
         from sorryless.config import Settings
         from sorryless.logging import configure_logging
 
@@ -145,7 +164,7 @@ def register(app: typer.Typer) -> None:
             if max(ks) > n:
                 raise EvalError(f"pass@{max(ks)} needs --n >= {max(ks)} samples per problem (got --n {n})")
             per_sample = parse_budget(budget, default_attempts=settings.prover_default_budget)
-            dataset = load_dataset(name, settings, data_dir=data)
+            dataset = load_dataset(name, settings, data_dir=data, upstream=upstream)
             problems = dataset.select(split, _split_ids(ids))
         except (EvalError, ValueError) as exc:
             raise _fail(str(exc)) from exc

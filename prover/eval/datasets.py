@@ -1,13 +1,16 @@
 """The four benchmarks as :class:`Problem` records, with the version of the file they came from.
 
-Every benchmark is one JSONL file in the common schema of ``shared/benchmarks/SOURCES.md``
-(``id, benchmark, split, header, preamble, formal_statement, decl_kind, lean4_code, ...``).
-Where the file is looked for, first hit wins:
+Every benchmark is one JSONL file in the common schema described in
+``prover/eval/benchmarks/SOURCES.md`` (``id, benchmark, split, header, preamble, formal_statement,
+decl_kind, lean4_code, ...``). Where the file is looked for, first hit wins:
 
-1. ``data_dir`` given by the caller (``sorryless eval --data DIR``);
-2. ``settings.benchmarks_dir``;
-3. the download cache ``<settings.data_dir>/benchmarks/``;
-4. a download from the canonical public sources (``prover.eval.download``), written to the cache.
+1. ``data_dir`` given by the caller (``sorryless eval --data DIR``); the file must be there;
+2. ``upstream=True`` (``sorryless eval --upstream``): the download cache
+   ``<settings.data_dir>/benchmarks/``, else a download from the pinned public sources
+   (:mod:`prover.eval.download`), written to the cache;
+3. ``settings.benchmarks_dir`` (``SORRYLESS_BENCHMARKS_DIR``), when it holds the file;
+4. the snapshot shipped with the package (``prover/eval/benchmarks/``), so evaluation works
+   offline out of the box.
 
 The file's sha256 and where it came from travel with every result (:class:`DatasetVersion`).
 """
@@ -17,16 +20,17 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from prover.eval import download
 from prover.eval.errors import DatasetUnavailable, UnknownProblems
+from prover.eval.schema import check_benchmark
 from prover.types import ProofTask
 from sorryless.config import Settings
 
-BenchmarkName = Literal["minif2f", "putnambench", "proverbench", "proofnet"]
-BENCHMARKS: tuple[str, ...] = get_args(BenchmarkName)
+Origin = Literal["path", "settings", "packaged", "cache", "download"]
 
 
 class Problem(BaseModel):
@@ -83,12 +87,6 @@ def without_reference_answers(code: str, answers: list[dict[str, str]] | None) -
     return "\n".join(kept)
 
 
-def assemble_stub(header: str, preamble: str, formal_statement: str) -> str:
-    """The common schema's `lean4_code` layout: header, preamble + blank line, statement, newline."""
-    middle = f"{preamble}\n\n" if preamble else ""
-    return f"{header}{middle}{formal_statement}\n"
-
-
 class DatasetVersion(BaseModel):
     """Which file the problems came from: enough to tell two runs' statements apart."""
 
@@ -96,7 +94,7 @@ class DatasetVersion(BaseModel):
     sha256: str
     records: int
     path: str
-    origin: Literal["path", "settings", "cache", "download"]
+    origin: Origin
     source: str = Field(
         description="Upstream provenance (repos @ commits, or the SOURCES.md the file came with)."
     )
@@ -128,11 +126,9 @@ UPSTREAM: dict[str, str] = {
 }
 
 
-def check_benchmark(name: str) -> str:
-    key = name.lower().replace("-", "").replace("_", "")
-    if key not in BENCHMARKS:
-        raise UnknownProblems(f"unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}")
-    return key
+def packaged_benchmarks_dir() -> Path:
+    """The folder of the benchmark files shipped with the package (with SOURCES.md and LICENSES/)."""
+    return Path(__file__).resolve().with_name("benchmarks")
 
 
 def cache_dir(settings: Settings) -> Path:
@@ -170,42 +166,36 @@ def _source_note(path: Path, benchmark: str) -> str:
     return UPSTREAM[benchmark] + " (as converted in the SOURCES.md next to the file)"
 
 
-def _locate(
-    benchmark: str, settings: Settings, data_dir: Path | None
-) -> tuple[Path, Literal["path", "settings", "cache"]] | None:
-    candidates: list[tuple[Path | None, Literal["path", "settings", "cache"]]] = [
-        (data_dir, "path"),
-        (settings.benchmarks_dir, "settings"),
-        (cache_dir(settings), "cache"),
-    ]
-    for folder, origin in candidates:
-        if folder is None:
-            continue
-        path = folder / f"{benchmark}.jsonl"
-        if path.is_file():
-            return path, origin
-        if origin == "path":
-            raise DatasetUnavailable(f"{path} does not exist (--data points to {folder})")
-    return None
+def _locate(benchmark: str, settings: Settings, data_dir: Path | None, upstream: bool) -> tuple[Path, Origin]:
+    file = f"{benchmark}.jsonl"
+    if data_dir is not None:
+        if upstream:
+            raise DatasetUnavailable("--data and --upstream name two versions of the benchmark; choose one")
+        path = data_dir / file
+        if not path.is_file():
+            raise DatasetUnavailable(f"{path} does not exist (--data points to {data_dir})")
+        return path, "path"
+    if upstream:
+        cached = cache_dir(settings) / file
+        if cached.is_file():
+            return cached, "cache"
+        return download.download_benchmark_sync(benchmark, cache_dir(settings)), "download"
+    if settings.benchmarks_dir is not None and (settings.benchmarks_dir / file).is_file():
+        return settings.benchmarks_dir / file, "settings"
+    packaged = packaged_benchmarks_dir() / file
+    if not packaged.is_file():  # an installation that left out the package data
+        raise DatasetUnavailable(
+            f"{packaged} is missing from this installation; pass --data DIR or --upstream"
+        )
+    return packaged, "packaged"
 
 
 def load_dataset(
-    benchmark: str, settings: Settings, *, data_dir: Path | None = None, download: bool = True
+    benchmark: str, settings: Settings, *, data_dir: Path | None = None, upstream: bool = False
 ) -> Dataset:
-    """Read a benchmark (downloading it into the cache when it is nowhere on disk)."""
+    """Read a benchmark from the first place that has it (see the module docstring for the order)."""
     name = check_benchmark(benchmark)
-    found = _locate(name, settings, data_dir)
-    if found is None:
-        if not download:
-            raise DatasetUnavailable(
-                f"{name}.jsonl not found (no --data, settings.benchmarks_dir unset, nothing in {cache_dir(settings)})"
-            )
-        from prover.eval.download import download_benchmark_sync
-
-        path = download_benchmark_sync(name, cache_dir(settings))
-        origin: Literal["path", "settings", "cache", "download"] = "download"
-    else:
-        path, origin = found
+    path, origin = _locate(name, settings, data_dir, upstream)
     problems = read_problems(path)
     source = _source_note(path, name)
     for problem in problems:

@@ -1,6 +1,7 @@
 """Download the benchmarks from their canonical public sources and convert them to the common schema.
 
-Sources (pinned commits, see ``shared/benchmarks/SOURCES.md``):
+Used by ``sorryless eval --upstream``; sources (pinned commits, see
+``prover/eval/benchmarks/SOURCES.md``):
 
 - miniF2F: valid from ``deepseek-ai/DeepSeek-Prover-V1.5`` ``datasets/minif2f.jsonl``; test (the
   corrected version recent provers use) from ``Goedel-LM/Goedel-Prover-V2`` ``dataset/minif2f.jsonl``.
@@ -11,8 +12,9 @@ Sources (pinned commits, see ``shared/benchmarks/SOURCES.md``):
 
 The converted file is written to the cache folder with a ``<name>.source.json`` sidecar naming the
 URLs. Without network a :class:`DatasetUnavailable` says where to put the file instead.
-The shared snapshot additionally carries informal proofs and two corrected miniF2F-valid
-statements; a downloaded file does not, and its sha256 differs, which every result records.
+The snapshot shipped with the package additionally carries informal proofs and two corrected
+miniF2F-valid statements; a downloaded file does not, and its sha256 differs, which every result
+records.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from typing import Any
 
 import httpx
 
-from prover.eval.datasets import assemble_stub, check_benchmark
 from prover.eval.errors import DatasetUnavailable
+from prover.eval.schema import assemble_stub, check_benchmark
 from sorryless.logging import get_logger
 
 log = get_logger(__name__)
@@ -65,7 +67,8 @@ async def _get(client: httpx.AsyncClient, url: str) -> httpx.Response:
     except httpx.TransportError as exc:
         raise DatasetUnavailable(
             f"cannot download {url} ({type(exc).__name__}: {exc}); offline? "
-            "Put the benchmark JSONL files in a folder and pass --data DIR (or set SORRYLESS_BENCHMARKS_DIR)"
+            "Put the benchmark JSONL files in a folder and pass --data DIR (or set SORRYLESS_BENCHMARKS_DIR), "
+            "or leave out --upstream to use the snapshot shipped with sorryless"
         ) from exc
     if response.status_code != 200:
         raise DatasetUnavailable(f"GET {url} answered {response.status_code}")

@@ -1,4 +1,4 @@
-"""Published numbers to compare against (shared/docs/prover.md §(c)), as data.
+"""Published numbers to compare against (docs/prover.md, "Published numbers"), as data.
 
 Each entry keeps its budget definition and the Lean version its authors checked on, because
 both differ between systems and make numbers only roughly comparable:

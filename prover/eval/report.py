@@ -369,7 +369,7 @@ def _tables(report: EvalReport) -> list[tuple[str, list[str], list[list[str]]]]:
         ("Budget spent, the anchors' three ways", ["definition", "total", "per problem"], budget),
         ("Cost", ["", "tokens", "LLM calls", "compile calls", "attempts", "wall s"], cost),
         (
-            "Against the published numbers (budget definitions and Lean versions differ; see prover.md §(c))",
+            "Against the published numbers (budget definitions and Lean versions differ; see docs/prover.md)",
             [
                 "system",
                 "setting",

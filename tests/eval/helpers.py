@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lean_server.verdict import Certificate, EnvironmentStamp, Verdict, content_hash
-from prover.eval.datasets import DatasetVersion, Problem, assemble_stub, load_dataset
+from prover.eval.datasets import DatasetVersion, Problem, load_dataset
 from prover.eval.environment import environment_info
 from prover.eval.run import EvalJob
 from prover.eval.runlog import EnvironmentInfo, RunConfig
+from prover.eval.schema import assemble_stub
 from prover.types import Attempt, Budget, Cost, EventSink, ProofOutcome, ProofTask, ProverEvent
 from sorryless.config import Settings
 
@@ -187,7 +188,7 @@ def make_job(
 
 def minif2f_portfolio_job(
     settings: Settings,
-    shared_dir: Path,
+    benchmarks_dir: Path,
     out_dir: Path,
     ids: list[str],
     *,
@@ -196,7 +197,7 @@ def minif2f_portfolio_job(
     api: str | None = None,
 ) -> EvalJob:
     """A real run of the `portfolio` strategy (all 19 tactics) on MiniF2F-valid problems ``ids``."""
-    dataset = load_dataset("minif2f", settings, data_dir=shared_dir / "benchmarks")
+    dataset = load_dataset("minif2f", settings, data_dir=benchmarks_dir)
     return EvalJob(
         out_dir=out_dir,
         problems=dataset.select("valid", ids),

@@ -1,4 +1,4 @@
-"""Benchmark loaders: the four shared files, the statement layout, versions, and the download path."""
+"""Benchmark loaders: the four packaged files, the statement layout, versions, and the download path."""
 
 from __future__ import annotations
 
@@ -12,21 +12,24 @@ import httpx
 import pytest
 
 from prover.eval import download
-from prover.eval.datasets import assemble_stub, load_dataset, without_reference_answers
+from prover.eval.datasets import load_dataset, packaged_benchmarks_dir, without_reference_answers
 from prover.eval.errors import DatasetUnavailable, UnknownProblems
+from prover.eval.schema import assemble_stub
 from sorryless.config import Settings
 
 COUNTS = {"minif2f": 488, "putnambench": 672, "proverbench": 325, "proofnet": 371}
 
 
 @pytest.mark.parametrize(("name", "count"), sorted(COUNTS.items()))
-def test_loaders_read_all_four_files(settings: Settings, shared_dir: Path, name: str, count: int) -> None:
-    path = shared_dir / "benchmarks" / f"{name}.jsonl"
-    data = load_dataset(name, settings, data_dir=path.parent, download=False)
+def test_loaders_read_all_four_packaged_files(settings: Settings, name: str, count: int) -> None:
+    """With no --data, no --upstream and no SORRYLESS_BENCHMARKS_DIR: the snapshot in the package."""
+    path = packaged_benchmarks_dir() / f"{name}.jsonl"
+    data = load_dataset(name, settings)
     assert len(data.problems) == count
     assert data.version.records == count
     assert data.version.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert data.version.origin == "path"
+    assert (data.version.origin, data.version.path) == ("packaged", str(path))
+    assert "SOURCES.md" in data.version.source
     assert len({p.id for p in data.problems}) == count
     for problem in data.problems:
         assert problem.benchmark == name
@@ -35,19 +38,17 @@ def test_loaders_read_all_four_files(settings: Settings, shared_dir: Path, name:
         assert problem.formal_statement.rstrip().endswith("sorry")
 
 
-def test_minif2f_and_proofnet_splits(settings: Settings, shared_dir: Path) -> None:
-    minif2f = load_dataset("minif2f", settings, data_dir=shared_dir / "benchmarks")
+def test_minif2f_and_proofnet_splits(settings: Settings) -> None:
+    minif2f = load_dataset("minif2f", settings)
     assert len(minif2f.select("valid")) == 244
     assert len(minif2f.select("test")) == 244
-    proofnet = load_dataset("proofnet", settings, data_dir=shared_dir / "benchmarks")
+    proofnet = load_dataset("proofnet", settings)
     assert len(proofnet.select("valid")) == 185
     assert len(proofnet.select("test")) == 186
 
 
-def test_putnam_statements_carry_their_preamble_and_answer_abbrev(
-    settings: Settings, shared_dir: Path
-) -> None:
-    data = load_dataset("putnambench", settings, data_dir=shared_dir / "benchmarks")
+def test_putnam_statements_carry_their_preamble_and_answer_abbrev(settings: Settings) -> None:
+    data = load_dataset("putnambench", settings)
     with_answer = [p for p in data.problems if p.requires_answer]
     assert len(with_answer) == 346
     assert sum(1 for p in data.problems if p.preamble) == 369
@@ -78,16 +79,16 @@ def test_only_comments_that_are_reference_answers_are_dropped() -> None:
     assert without_reference_answers(code, None) == code
 
 
-def test_proofnet_def_items_are_flagged(settings: Settings, shared_dir: Path) -> None:
-    data = load_dataset("proofnet", settings, data_dir=shared_dir / "benchmarks")
+def test_proofnet_def_items_are_flagged(settings: Settings) -> None:
+    data = load_dataset("proofnet", settings)
     defs = [p for p in data.problems if p.is_def]
     assert len(defs) == 14
     assert all("def_statement" in p.tags for p in defs)
     assert all(p.formal_statement.removeprefix("noncomputable ").startswith("def ") for p in defs)
 
 
-def test_problem_to_task(settings: Settings, shared_dir: Path) -> None:
-    data = load_dataset("proverbench", settings, data_dir=shared_dir / "benchmarks")
+def test_problem_to_task(settings: Settings) -> None:
+    data = load_dataset("proverbench", settings)
     problem = data.problems[0]
     task = problem.to_task()
     assert task.id == problem.id
@@ -96,30 +97,46 @@ def test_problem_to_task(settings: Settings, shared_dir: Path) -> None:
     assert (task.benchmark, task.split) == ("proverbench", "test")
 
 
-def test_select_keeps_order_and_rejects_unknown_ids(settings: Settings, shared_dir: Path) -> None:
-    data = load_dataset("minif2f", settings, data_dir=shared_dir / "benchmarks")
+def test_select_keeps_order_and_rejects_unknown_ids(settings: Settings) -> None:
+    data = load_dataset("minif2f", settings)
     picked = data.select("valid", ["mathd_algebra_182", "amc12a_2019_p21"])
     assert [p.id for p in picked] == ["mathd_algebra_182", "amc12a_2019_p21"]
     with pytest.raises(UnknownProblems, match="no_such_problem"):
         data.select("valid", ["mathd_algebra_182", "no_such_problem"])
 
 
-def test_settings_dir_then_cache_then_error(settings: Settings, shared_dir: Path, tmp_path: Path) -> None:
-    with pytest.raises(DatasetUnavailable, match=r"minif2f\.jsonl not found"):
-        load_dataset("minif2f", settings, download=False)
+def test_data_then_upstream_then_settings_dir_then_packaged(settings: Settings, tmp_path: Path) -> None:
+    proofnet = (packaged_benchmarks_dir() / "proofnet.jsonl").read_text(encoding="utf-8").splitlines()
+    other_version = "\n".join(proofnet[:5]) + "\n"  # another file: 5 records, another sha256
+
     with pytest.raises(DatasetUnavailable, match="does not exist"):
-        load_dataset("minif2f", settings, data_dir=tmp_path / "empty")
-    configured = settings.model_copy(update={"benchmarks_dir": shared_dir / "benchmarks"})
-    assert load_dataset("proofnet", configured, download=False).version.origin == "settings"
+        load_dataset("proofnet", settings, data_dir=tmp_path / "empty")
+    with pytest.raises(DatasetUnavailable, match="choose one"):
+        load_dataset("proofnet", settings, data_dir=tmp_path, upstream=True)
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "proofnet.jsonl").write_text(other_version, encoding="utf-8")
+    configured = settings.model_copy(update={"benchmarks_dir": folder})
+    from_settings = load_dataset("proofnet", configured)
+    assert (from_settings.version.origin, from_settings.version.records) == ("settings", 5)
+    # a configured folder without this benchmark's file falls through to the packaged snapshot
+    assert load_dataset("minif2f", configured).version.origin == "packaged"
+    # --data wins over the configured folder
+    assert load_dataset("proofnet", configured, data_dir=packaged_benchmarks_dir()).version.origin == "path"
+
     cache = settings.data_dir / "benchmarks"
     cache.mkdir(parents=True)
-    (cache / "proofnet.jsonl").write_bytes((shared_dir / "benchmarks" / "proofnet.jsonl").read_bytes())
-    assert load_dataset("proofnet", settings, download=False).version.origin == "cache"
+    (cache / "proofnet.jsonl").write_text(other_version, encoding="utf-8")
+    # the cache is only read for --upstream, and then before SORRYLESS_BENCHMARKS_DIR
+    assert load_dataset("proofnet", settings).version.origin == "packaged"
+    cached = load_dataset("proofnet", configured, upstream=True)
+    assert (cached.version.origin, cached.version.path) == ("cache", str(cache / "proofnet.jsonl"))
 
 
 def test_unknown_benchmark(settings: Settings) -> None:
     with pytest.raises(UnknownProblems, match="choose one of"):
-        load_dataset("nosuchbench", settings, download=False)
+        load_dataset("nosuchbench", settings)
 
 
 # ---- download (the canonical sources, served by an in-test transport) ------------------------
@@ -214,9 +231,7 @@ async def test_download_offline_says_where_to_put_the_files(tmp_path: Path) -> N
     assert not (tmp_path / "proofnet.jsonl").exists()
 
 
-def test_load_downloads_into_the_cache_when_nothing_is_on_disk(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_upstream_downloads_into_the_cache_once(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
 
     def fake_download(name: str, dest: Path) -> Path:
@@ -229,17 +244,18 @@ def test_load_downloads_into_the_cache_when_nothing_is_on_disk(
         return path
 
     monkeypatch.setattr(download, "download_benchmark_sync", fake_download)
-    data = load_dataset("minif2f", settings)
+    data = load_dataset("minif2f", settings, upstream=True)
     assert calls == ["minif2f"]
     assert data.version.origin == "download"
     assert data.version.source == "test-source"
-    assert load_dataset("minif2f", settings).version.origin == "cache"
+    assert load_dataset("minif2f", settings, upstream=True).version.origin == "cache"
+    assert load_dataset("minif2f", settings).version.origin == "packaged"
     assert calls == ["minif2f"]
 
 
-def test_putnam_file_parser_recovers_all_672_shared_records(shared_dir: Path) -> None:
+def test_putnam_file_parser_recovers_all_672_packaged_records(benchmarks_dir: Path) -> None:
     """Rebuild each record as an upstream `.lean` file (docstring, `:=\\n  sorry`) and parse it back."""
-    records = [json.loads(line) for line in (shared_dir / "benchmarks" / "putnambench.jsonl").open()]
+    records = [json.loads(line) for line in (benchmarks_dir / "putnambench.jsonl").open()]
     assert len(records) == 672
     for record in records:
         formal = record["formal_statement"]
@@ -254,9 +270,9 @@ def test_putnam_file_parser_recovers_all_672_shared_records(shared_dir: Path) ->
         assert download.normalise_statement(parsed_theorem) == formal, record["id"]
 
 
-def test_deepseek_row_conversion_reproduces_the_shared_minif2f_records(shared_dir: Path) -> None:
-    """DeepSeek-Prover-V1.5 rows (`:= by` + newline, `/-- … -/` prefix) convert to the shared records."""
-    for line in (shared_dir / "benchmarks" / "minif2f.jsonl").open():
+def test_deepseek_row_conversion_reproduces_the_packaged_minif2f_records(benchmarks_dir: Path) -> None:
+    """DeepSeek-Prover-V1.5 rows (`:= by` + newline, `/-- … -/` prefix) convert to the packaged records."""
+    for line in (benchmarks_dir / "minif2f.jsonl").open():
         record = json.loads(line)
         row = {
             "name": record["id"],

@@ -73,21 +73,21 @@ def env(settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     return repl_log
 
 
-def _eval_args(shared_dir: Path, out: Path) -> list[str]:
+def _eval_args(benchmarks_dir: Path, out: Path) -> list[str]:
     return [
         "eval", "minif2f", "--split", "valid", "--strategy", "portfolio", "--ids", ",".join(IDS),
         "--n", "2", "--k", "1,2", "--budget", "attempts=19,repairs=0", "--concurrency", "2",
-        "--data", str(shared_dir / "benchmarks"), "--out", str(out),
+        "--data", str(benchmarks_dir), "--out", str(out),
     ]  # fmt: skip
 
 
 @pytest.mark.slow
 def test_eval_then_report_then_export_end_to_end(
-    env: Path, settings: Settings, shared_dir: Path, tmp_path: Path
+    env: Path, settings: Settings, benchmarks_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     cli = CliRunner()
-    result = cli.invoke(_app(), _eval_args(shared_dir, out))
+    result = cli.invoke(_app(), _eval_args(benchmarks_dir, out))
     assert result.exit_code == 0, result.output + repr(result.exception)
 
     lines = list(read_log(out / LOG_NAME))
@@ -133,7 +133,7 @@ def test_eval_then_report_then_export_end_to_end(
 
     # re-running the same command resumes: nothing left to do, no prove call, same numbers
     log_before = (out / LOG_NAME).read_text()
-    again = cli.invoke(_app(), _eval_args(shared_dir, out))
+    again = cli.invoke(_app(), _eval_args(benchmarks_dir, out))
     assert again.exit_code == 0, again.output
     after = list(read_log(out / LOG_NAME))
     assert len([x for x in after if isinstance(x, SampleLine)]) == 6
@@ -157,9 +157,9 @@ def test_eval_then_report_then_export_end_to_end(
     assert all(r.source == "eval" for r in memory.records)
 
 
-def test_eval_rejects_k_above_n_before_running(env: Path, shared_dir: Path, tmp_path: Path) -> None:
+def test_eval_rejects_k_above_n_before_running(env: Path, benchmarks_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = _eval_args(shared_dir, out)
+    args = _eval_args(benchmarks_dir, out)
     args[args.index("1,2")] = "1,8"
     result = CliRunner().invoke(_app(), args)
     assert result.exit_code == 2
@@ -167,13 +167,25 @@ def test_eval_rejects_k_above_n_before_running(env: Path, shared_dir: Path, tmp_
     assert not out.exists()
 
 
-def test_eval_refuses_to_resume_with_another_config(env: Path, shared_dir: Path, tmp_path: Path) -> None:
+def test_eval_rejects_data_together_with_upstream(env: Path, benchmarks_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = _eval_args(shared_dir, out)
+    result = CliRunner().invoke(_app(), [*_eval_args(benchmarks_dir, out), "--upstream"])
+    assert result.exit_code == 2
+    assert "--data and --upstream" in result.output
+    assert not out.exists()
+
+
+def test_eval_refuses_to_resume_with_another_config(env: Path, benchmarks_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = _eval_args(benchmarks_dir, out)
     args[args.index("--ids") + 1] = HARD
     args[args.index("--n") + 1] = "1"
     args[args.index("--k") + 1] = "1"
+    del args[args.index("--data") : args.index("--data") + 2]  # the snapshot shipped with the package
     assert CliRunner().invoke(_app(), args).exit_code == 0
+    (run_line,) = [x for x in read_log(out / LOG_NAME) if isinstance(x, RunLine)]
+    assert run_line.dataset.origin == "packaged"
+    assert run_line.dataset.path == str(benchmarks_dir / "minif2f.jsonl")
     args[args.index("--budget") + 1] = "attempts=3"
     result = CliRunner().invoke(_app(), args)
     assert result.exit_code == 2
@@ -194,11 +206,11 @@ class CountingRunner:
 
 @pytest.mark.slow
 async def test_interrupted_real_run_resumes_without_repeating_finished_samples(
-    env: Path, settings: Settings, shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    env: Path, settings: Settings, benchmarks_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_REPL_SERVICE_MS", "20")  # slow enough to interrupt mid-run
     out = tmp_path / "run"
-    job = minif2f_portfolio_job(settings, shared_dir, out, IDS, n=3, concurrency=1)
+    job = minif2f_portfolio_job(settings, benchmarks_dir, out, IDS, n=3, concurrency=1)
     first = CountingRunner(build_runner(settings))
     task = asyncio.create_task(EvalRun(job, first).run())
     try:
@@ -233,10 +245,10 @@ async def test_interrupted_real_run_resumes_without_repeating_finished_samples(
 
 
 def test_eval_refuses_to_resume_with_another_resolved_strategy_or_model(
-    env: Path, shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    env: Path, benchmarks_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "run"
-    args = _eval_args(shared_dir, out)
+    args = _eval_args(benchmarks_dir, out)
     del args[args.index("--strategy") : args.index("--strategy") + 2]  # the settings' default decides
     args[args.index("--ids") + 1] = HARD
     args[args.index("--n") + 1] = "1"

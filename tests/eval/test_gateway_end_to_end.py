@@ -27,7 +27,7 @@ IDS = [SOLVABLE, "amc12a_2019_p21"]
 
 @pytest.mark.slow
 async def test_eval_through_the_gateway(
-    settings: Settings, shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, benchmarks_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rules = tmp_path / "rules.json"
     rules.write_text(
@@ -41,7 +41,7 @@ async def test_eval_through_the_gateway(
     )  # fmt: skip
     monkeypatch.setenv("FAKE_REPL_RULES", str(rules))
     out = tmp_path / "run"
-    job = minif2f_portfolio_job(settings, shared_dir, out, IDS, n=2, concurrency=2, api="http://api")
+    job = minif2f_portfolio_job(settings, benchmarks_dir, out, IDS, n=2, concurrency=2, api="http://api")
     app = create_app(settings)
     stop = asyncio.Event()
     async with app.router.lifespan_context(app):

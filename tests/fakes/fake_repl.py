@@ -7,7 +7,7 @@ them can be tested on a machine without Lean. Real verification is tested with t
 kernel (``lean_core`` marker) and with a full Lean project (``lean`` marker).
 
 Run it as ``python tests/fakes/fake_repl.py``. It speaks the REPL's stdin/stdout protocol
-(see shared/docs/lean-repl.md) the way the real ``repl`` binary does:
+(see docs/lean-repl.md) the way the real ``repl`` binary does:
 
 * Framing: lines are read until a blank line (a line that is only whitespace). Each line is
   right-trimmed and the lines are joined WITHOUT newline characters (upstream

@@ -1,4 +1,4 @@
-"""The fake REPL speaks the real REPL's protocol and obeys the control surface in COMMON.md.
+"""The fake REPL speaks the real REPL's protocol and obeys the control surface its docstring lists.
 
 The fake is a plumbing double (scripted answers, no verification); these tests pin its
 protocol against the REPL's own recorded test suite and pin every misbehaviour knob.
@@ -26,8 +26,8 @@ from tests.fakes.fake_repl import split_blocks
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "fake_repl.py"
 
 
-def _transcripts(shared_dir: Path) -> list[dict[str, Any]]:
-    path = shared_dir / "fixtures" / "lean_repl_transcripts.jsonl"
+def _transcripts(test_data_dir: Path) -> list[dict[str, Any]]:
+    path = test_data_dir / "lean_repl_transcripts.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -112,16 +112,16 @@ def session() -> Iterator[Session]:
 # --------------------------------------------------------------------------------------------
 # transcripts of the REPL's own test suite
 # --------------------------------------------------------------------------------------------
-def test_transcript_set_is_the_documented_one(shared_dir: Path) -> None:
-    rows = _transcripts(shared_dir)
+def test_transcript_set_is_the_documented_one(test_data_dir: Path) -> None:
+    rows = _transcripts(test_data_dir)
     assert len(rows) == 71
     assert sum(1 for r in rows if not r["needs_mathlib"]) == 55
     assert sum(1 for r in rows if r["requests"] is None) == 3
 
 
-def test_every_non_mathlib_transcript_is_reproduced_exactly(shared_dir: Path) -> None:
-    path = shared_dir / "fixtures" / "lean_repl_transcripts.jsonl"
-    rows = [r for r in _transcripts(shared_dir) if not r["needs_mathlib"]]
+def test_every_non_mathlib_transcript_is_reproduced_exactly(test_data_dir: Path) -> None:
+    path = test_data_dir / "lean_repl_transcripts.jsonl"
+    rows = [r for r in _transcripts(test_data_dir) if not r["needs_mathlib"]]
     failures: list[str] = []
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(
@@ -160,12 +160,12 @@ _DEFAULT_FIRST_RESPONSE = {"test_readme", "test_sorry_hypotheses", "test_tactic_
 
 
 def test_default_semantics_match_the_real_repl_where_no_elaboration_is_needed(
-    shared_dir: Path, tmp_path: Path
+    test_data_dir: Path, tmp_path: Path
 ) -> None:
     (tmp_path / "test").mkdir()  # the transcripts pickle to test/*.olean, in file order
     exact: set[str] = set()
     first: set[str] = set()
-    for row in _transcripts(shared_dir):
+    for row in _transcripts(test_data_dir):
         if row["needs_mathlib"]:
             continue
         result = subprocess.run(
@@ -188,9 +188,9 @@ def test_default_semantics_match_the_real_repl_where_no_elaboration_is_needed(
     assert first >= _DEFAULT_FIRST_RESPONSE, sorted(_DEFAULT_FIRST_RESPONSE - first)
 
 
-def test_raw_newline_inside_a_string_disappears_like_upstream(shared_dir: Path) -> None:
+def test_raw_newline_inside_a_string_disappears_like_upstream(test_data_dir: Path) -> None:
     """The REPL joins input lines without newlines: "by<NL>sorry" reaches Lean as "bysorry"."""
-    row = next(r for r in _transcripts(shared_dir) if r["id"] == "test_invalid_line_break")
+    row = next(r for r in _transcripts(test_data_dir) if r["id"] == "test_invalid_line_break")
     assert row["requests"] is None
     blocks = split_blocks(row["raw_input"])
     assert [json.loads(b)["cmd"] for b in blocks] == [
@@ -203,8 +203,8 @@ def test_raw_newline_inside_a_string_disappears_like_upstream(shared_dir: Path) 
     assert all("sorries" not in o for o in out)
 
 
-def test_escaped_newlines_split_over_lines_are_kept(shared_dir: Path) -> None:
-    row = next(r for r in _transcripts(shared_dir) if r["id"] == "test_line_breaks")
+def test_escaped_newlines_split_over_lines_are_kept(test_data_dir: Path) -> None:
+    row = next(r for r in _transcripts(test_data_dir) if r["id"] == "test_line_breaks")
     blocks = [json.loads(b) for b in split_blocks(row["raw_input"])]
     assert blocks[1]["cmd"] == "theorem foo : 1 = 1 := by\n  sorry"
     out = _parse_output(_run_raw(row["raw_input"]).stdout)
@@ -212,8 +212,8 @@ def test_escaped_newlines_split_over_lines_are_kept(shared_dir: Path) -> None:
     assert out[1]["messages"][0]["pos"] == {"line": 1, "column": 8}
 
 
-def test_replay_falls_back_to_default_semantics_after_a_mismatch(shared_dir: Path) -> None:
-    path = shared_dir / "fixtures" / "lean_repl_transcripts.jsonl"
+def test_replay_falls_back_to_default_semantics_after_a_mismatch(test_data_dir: Path) -> None:
+    path = test_data_dir / "lean_repl_transcripts.jsonl"
     raw = '{"cmd": "def f : Nat := by sorry"}\n\n{"cmd": "theorem zz : True := trivial", "env": 0}\n\n'
     out = _parse_output(_run_raw(raw, {"FAKE_REPL_TRANSCRIPTS": str(path)}).stdout)
     assert out[0]["sorries"][0]["goal"] == "⊢ Nat"

@@ -119,8 +119,8 @@ def test_closing_fence_glued_to_the_last_code_line() -> None:
 
 
 # ---- PutnamBench answer slots and ProofNet data targets (real benchmark records) ----------------
-def _benchmark(shared_dir: Path, name: str) -> list[dict[str, Any]]:
-    with (shared_dir / "benchmarks" / f"{name}.jsonl").open(encoding="utf-8") as fh:
+def _benchmark(benchmarks_dir: Path, name: str) -> list[dict[str, Any]]:
+    with (benchmarks_dir / f"{name}.jsonl").open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
@@ -138,14 +138,14 @@ def _filled_reply(record: dict[str, Any], proof: str = "by\n  simp") -> str:
     return f"Here it is.\n```lean4\n{record['header']}{preamble}\n{statement}\n```\n"
 
 
-def _answer_records(shared_dir: Path) -> list[dict[str, Any]]:
-    return [r for r in _benchmark(shared_dir, "putnambench") if r["requires_answer"]]
+def _answer_records(benchmarks_dir: Path) -> list[dict[str, Any]]:
+    return [r for r in _benchmark(benchmarks_dir, "putnambench") if r["requires_answer"]]
 
 
-def test_putnam_answer_slots_are_replaced_not_appended(shared_dir: Path) -> None:
+def test_putnam_answer_slots_are_replaced_not_appended(benchmarks_dir: Path) -> None:
     """All 346 PutnamBench problems with an answer slot: the model's filled `abbrev …_solution`
     replaces the stub's `:= sorry` one, and the audit accepts the candidate."""
-    records = _answer_records(shared_dir)
+    records = _answer_records(benchmarks_dir)
     assert len(records) == 346
     rejected: list[tuple[str, list[str]]] = []
     for r in records:
@@ -161,8 +161,8 @@ def test_putnam_answer_slots_are_replaced_not_appended(shared_dir: Path) -> None
     assert rejected == []
 
 
-def test_putnam_changed_answer_type_is_spliced_and_caught(shared_dir: Path) -> None:
-    record = next(r for r in _answer_records(shared_dir) if r["id"] == "putnam_1962_a5")
+def test_putnam_changed_answer_type_is_spliced_and_caught(benchmarks_dir: Path) -> None:
+    record = next(r for r in _answer_records(benchmarks_dir) if r["id"] == "putnam_1962_a5")
     reply = _filled_reply(record).replace(
         "abbrev putnam_1962_a5_solution : ℕ → ℕ :=", "abbrev putnam_1962_a5_solution : ℕ → ℤ :="
     )
@@ -173,9 +173,9 @@ def test_putnam_changed_answer_type_is_spliced_and_caught(shared_dir: Path) -> N
     assert "duplicate_declaration" not in rules
 
 
-def test_putnam_other_prerequisites_may_not_change(shared_dir: Path) -> None:
+def test_putnam_other_prerequisites_may_not_change(benchmarks_dir: Path) -> None:
     """Only the answer slot is replaced: a changed `def f` of the preamble stays a second `f`."""
-    record = next(r for r in _answer_records(shared_dir) if r["id"] == "putnam_2025_a5")
+    record = next(r for r in _answer_records(benchmarks_dir) if r["id"] == "putnam_2025_a5")
     reply = _filled_reply(record).replace(
         "def f (n : ℕ) (s : Fin n → ℤˣ) : ℕ :=", "def f (n : ℕ) (s : Fin n → ℤˣ) : ℕ := 0\ndef g : ℕ :="
     )
@@ -187,8 +187,8 @@ def test_putnam_other_prerequisites_may_not_change(shared_dir: Path) -> None:
     assert {"duplicate_declaration", "prerequisite_changed"} & {v.rule for v in report.violations}
 
 
-def test_putnam_unfilled_slot_still_fails_as_sorry(shared_dir: Path) -> None:
-    record = _answer_records(shared_dir)[0]
+def test_putnam_unfilled_slot_still_fails_as_sorry(benchmarks_dir: Path) -> None:
+    record = _answer_records(benchmarks_dir)[0]
     cand = extract(
         lean_block(record["formal_statement"].replace("by sorry", "by\n  simp")), record["lean4_code"]
     )
@@ -197,13 +197,13 @@ def test_putnam_unfilled_slot_still_fails_as_sorry(shared_dir: Path) -> None:
     assert [v.rule for v in report.violations] == ["sorry"]
 
 
-def _def_records(shared_dir: Path) -> list[dict[str, Any]]:
-    return [r for r in _benchmark(shared_dir, "proofnet") if r["decl_kind"] == "def"]
+def _def_records(benchmarks_dir: Path) -> list[dict[str, Any]]:
+    return [r for r in _benchmark(benchmarks_dir, "proofnet") if r["decl_kind"] == "def"]
 
 
-def test_proofnet_def_targets_are_split_and_spliced(shared_dir: Path) -> None:
+def test_proofnet_def_targets_are_split_and_spliced(benchmarks_dir: Path) -> None:
     """The 14 ProofNet `def … : CommGroup G := by sorry` items: split, re-spliced, accepted."""
-    records = _def_records(shared_dir)
+    records = _def_records(benchmarks_dir)
     assert len(records) == 14
     for r in records:
         parts = split_target(r["lean4_code"])
@@ -223,8 +223,8 @@ def test_proofnet_def_targets_are_split_and_spliced(shared_dir: Path) -> None:
             assert audit(r["lean4_code"], cand.code, Policy()).ok, r["id"]
 
 
-def test_def_target_restated_as_theorem_keeps_the_original_def(shared_dir: Path) -> None:
-    record = _def_records(shared_dir)[0]
+def test_def_target_restated_as_theorem_keeps_the_original_def(benchmarks_dir: Path) -> None:
+    record = _def_records(benchmarks_dir)[0]
     reply = lean_block(
         "theorem helper : 1 = 1 := rfl\n\n"
         + record["formal_statement"]
@@ -246,9 +246,9 @@ def test_statement_without_target_is_a_typed_error() -> None:
         extract(lean_block("simp"), STUB, target="missing")
 
 
-def test_answer_helpers_written_before_the_slot_move_with_it(shared_dir: Path) -> None:
+def test_answer_helpers_written_before_the_slot_move_with_it(benchmarks_dir: Path) -> None:
     """An auxiliary `def` the model's answer uses stays in front of the filled slot."""
-    record = next(r for r in _answer_records(shared_dir) if r["id"] == "putnam_1962_a5")
+    record = next(r for r in _answer_records(benchmarks_dir) if r["id"] == "putnam_1962_a5")
     reply = _filled_reply(record).replace(
         "abbrev putnam_1962_a5_solution : ℕ → ℕ := fun n : ℕ => n * (n + 1) * 2^(n - 2)",
         "def closed_form (n : ℕ) : ℕ := n * (n + 1) * 2 ^ (n - 2)\n\n"

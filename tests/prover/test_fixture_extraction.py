@@ -1,4 +1,4 @@
-"""Extraction on real prover outputs (../shared/fixtures/prover_outputs_dev.jsonl).
+"""Extraction on real prover outputs (tests/data/prover_outputs_dev.jsonl).
 
 For every passing record with `model_raw_output`, the profile the PRODUCT picks for its model
 (`prover.profiles.profile_for_model`, i.e. MODEL_PROFILES) must extract the recorded `proof` once
@@ -51,10 +51,12 @@ RECORDS_PER_MODEL = {
 }
 
 
-def _records(shared_dir: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    records = [json.loads(line) for line in (shared_dir / "fixtures" / "prover_outputs_dev.jsonl").open()]
+def _records(
+    test_data_dir: Path, benchmarks_dir: Path
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    records = [json.loads(line) for line in (test_data_dir / "prover_outputs_dev.jsonl").open()]
     bench = {}
-    for line in (shared_dir / "benchmarks" / "minif2f.jsonl").open():
+    for line in (benchmarks_dir / "minif2f.jsonl").open():
         row = json.loads(line)
         if row["split"] == "test":
             bench[row["id"]] = row
@@ -69,16 +71,18 @@ def _extracted(rec: dict[str, Any], bench: dict[str, dict[str, Any]]) -> str | N
     return None if cand is None else cand.code
 
 
-def test_the_product_knows_every_fixture_model(shared_dir: Path) -> None:
-    passing, _ = _records(shared_dir)
+def test_the_product_knows_every_fixture_model(test_data_dir: Path, benchmarks_dir: Path) -> None:
+    passing, _ = _records(test_data_dir, benchmarks_dir)
     assert Counter(r["model"] for r in passing) == RECORDS_PER_MODEL
     for model in FIXTURE_MODELS:
         assert model in MODEL_PROFILES
         assert profile_for_model(model).name != "generic"
 
 
-def test_every_passing_raw_output_extracts_the_recorded_proof(shared_dir: Path) -> None:
-    passing, bench = _records(shared_dir)
+def test_every_passing_raw_output_extracts_the_recorded_proof(
+    test_data_dir: Path, benchmarks_dir: Path
+) -> None:
+    passing, bench = _records(test_data_dir, benchmarks_dir)
     assert len(passing) == 323
     wrong: list[str] = []
     for rec in passing:
@@ -97,8 +101,10 @@ def test_every_passing_raw_output_extracts_the_recorded_proof(shared_dir: Path) 
 
 
 @pytest.mark.parametrize("model", FIXTURE_MODELS)
-def test_each_model_misses_exactly_its_listed_exceptions(shared_dir: Path, model: str) -> None:
-    passing, bench = _records(shared_dir)
+def test_each_model_misses_exactly_its_listed_exceptions(
+    test_data_dir: Path, benchmarks_dir: Path, model: str
+) -> None:
+    passing, bench = _records(test_data_dir, benchmarks_dir)
     recs = [r for r in passing if r["model"] == model]
     assert len(recs) == RECORDS_PER_MODEL[model]
     misses = {

@@ -197,7 +197,7 @@ class _Hit:
 
 
 def test_oprover_initial_prompt_is_retrieved_proofs_then_the_deepseek_cot_prompt() -> None:
-    """prover.md: statement + top-k retrieved verified proofs, DeepSeek-Prover-V2 CoT prompt."""
+    """docs/prover.md: statement + top-k retrieved verified proofs, DeepSeek-Prover-V2 CoT prompt."""
     profile = get_profile("oprover")
     (plain,) = profile.initial_prompt(TASK).messages
     assert plain.role == "user" and plain.content == DEEPSEEK_COT_PROMPT
@@ -226,7 +226,7 @@ def _noncot_state(profile_name: str, certificate: Certificate) -> RepairState:
 
 
 def test_goedel_noncot_repair_is_comment_errors_then_the_correction_request() -> None:
-    """prover.md: non-CoT correction = errors as `--` comments, then "Please provide a corrected
+    """docs/prover.md: non-CoT correction = errors as `--` comments, then "Please provide a corrected
     version. Wrap the proof in ```lean4 and ```."."""
     failed = cert([err(9, 2, 9, 10, "linarith failed\nextra line")])
     state = _noncot_state("goedel-v2-noncot", failed)
@@ -241,7 +241,7 @@ def test_goedel_noncot_repair_is_comment_errors_then_the_correction_request() ->
 
 
 def test_kimina_noncot_repair_is_an_error_fix_turn() -> None:
-    """prover.md: Kimina's error-fix turn is a plain user message after the model's answer,
+    """docs/prover.md: Kimina's error-fix turn is a plain user message after the model's answer,
     `# Error i:` / goal state / message / numbered snippet."""
     failed = cert([err(10, 2, 10, 10, "linarith failed\nx : ℕ\n⊢ x + 0 = x")])
     state = _noncot_state("kimina-noncot", failed)

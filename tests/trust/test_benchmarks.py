@@ -35,17 +35,17 @@ PROOFNET_DEF_TARGETS = frozenset(
 )
 
 
-def _records(shared_dir: Path) -> list[dict[str, Any]]:
+def _records(benchmarks_dir: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for name in BENCHMARKS:
-        with (shared_dir / "benchmarks" / f"{name}.jsonl").open(encoding="utf-8") as fh:
+        with (benchmarks_dir / f"{name}.jsonl").open(encoding="utf-8") as fh:
             out.extend(json.loads(line) for line in fh if line.strip())
     return out
 
 
 @pytest.fixture(scope="module")
-def records(shared_dir: Path) -> list[dict[str, Any]]:
-    return _records(shared_dir)
+def records(benchmarks_dir: Path) -> list[dict[str, Any]]:
+    return _records(benchmarks_dir)
 
 
 def test_all_statements_are_present(records: list[dict[str, Any]]) -> None:

@@ -15,9 +15,9 @@ from lean_server.trust import audit
 
 
 @pytest.fixture(scope="module")
-def stubs(shared_dir: Path) -> dict[tuple[str, str], str]:
+def stubs(benchmarks_dir: Path) -> dict[tuple[str, str], str]:
     out: dict[tuple[str, str], str] = {}
-    with (shared_dir / "benchmarks" / "minif2f.jsonl").open(encoding="utf-8") as fh:
+    with (benchmarks_dir / "minif2f.jsonl").open(encoding="utf-8") as fh:
         for line in fh:
             r = json.loads(line)
             out[(r["id"], r["split"])] = r["lean4_code"]
@@ -25,8 +25,8 @@ def stubs(shared_dir: Path) -> dict[tuple[str, str], str]:
 
 
 @pytest.fixture(scope="module")
-def outputs(shared_dir: Path) -> list[dict[str, Any]]:
-    with (shared_dir / "fixtures" / "prover_outputs_dev.jsonl").open(encoding="utf-8") as fh:
+def outputs(test_data_dir: Path) -> list[dict[str, Any]]:
+    with (test_data_dir / "prover_outputs_dev.jsonl").open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
@@ -135,11 +135,11 @@ def test_header_variants_of_verified_outputs_pass(
     assert rejected == []
 
 
-def test_filling_every_benchmark_hole_passes(shared_dir: Path) -> None:
+def test_filling_every_benchmark_hole_passes(benchmarks_dir: Path) -> None:
     """Every sorry of every benchmark stub replaced by a tactic: the audit accepts all 1856."""
     rejected = []
     for name in ("minif2f", "putnambench", "proverbench", "proofnet"):
-        with (shared_dir / "benchmarks" / f"{name}.jsonl").open(encoding="utf-8") as fh:
+        with (benchmarks_dir / f"{name}.jsonl").open(encoding="utf-8") as fh:
             for line in fh:
                 r = json.loads(line)
                 filled = re.sub(r"\bsorry\b", "by simp", r["lean4_code"])

@@ -48,9 +48,9 @@ def test_nasty_inputs_do_not_raise() -> None:
         trust_tiers(stub, text, Policy())  # a broken stub is reported, not raised
 
 
-def test_truncated_and_mangled_prover_outputs(shared_dir: Path) -> None:
+def test_truncated_and_mangled_prover_outputs(test_data_dir: Path) -> None:
     rng = random.Random(20260522)
-    with (shared_dir / "fixtures" / "prover_outputs_dev.jsonl").open(encoding="utf-8") as fh:
+    with (test_data_dir / "prover_outputs_dev.jsonl").open(encoding="utf-8") as fh:
         records = [json.loads(line) for line in fh][:150]
     alphabet = ['"', "'", "/-", "-/", "(", ")", "«", "»", "@[", ":=", "|", "\n", "theorem ", "by", "{", "}"]
     for r in records:
